@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * conf: typed reads of a cJSON config with errors that name the field.
+ *
+ * `where` is the path of the object read ("" for the top level, "ipam",
+ * "ipam.ranges[0][1]"); messages read "ipam.rangeStart: not an IP address
+ * (got \"10.0.0.x\")". Every error is code 7 (invalid config). Getters
+ * return 0 when the key is absent (leaving *out and setting *present false
+ * where given), 0 when read, or -EINVAL with *err filled.
+ */
+#ifndef CONF_H
+#define CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "cni.h"
+
+int conf_string(const cJSON *obj, const char *where, const char *key, const char **out,
+		bool required, struct cni_error *err);
+int conf_int(const cJSON *obj, const char *where, const char *key, long long min, long long max,
+	     long long *out, bool *present, struct cni_error *err);
+int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, bool *present,
+	      struct cni_error *err);
+/* "on"/"off" (and JSON true/false): *out 1 or 0, -1 stays when absent. */
+int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
+	       struct cni_error *err);
+/* One of choices[] (NULL-terminated, case-insensitive): *idx or -1 when absent. */
+int conf_enum(const cJSON *obj, const char *where, const char *key, const char *const choices[],
+	      int *idx, struct cni_error *err);
+/* An object or array member, or NULL; a wrong JSON type is an error. */
+int conf_object(const cJSON *obj, const char *where, const char *key, const cJSON **out,
+		struct cni_error *err);
+int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON **out,
+	       struct cni_error *err);
+
+/*
+ * A key not in known[] (NULL-terminated) but within edit distance 2 of one
+ * of them, ignoring case, is a typo: "ipam.rangeStrat: unknown key; did you
+ * mean \"rangeStart\"?". Other unknown keys pass: configs are shared by the
+ * plugins of a chain and Multus injects its own.
+ */
+int conf_check_keys(const cJSON *obj, const char *where, const char *const known[],
+		    struct cni_error *err);
+
+/* Levenshtein distance, case-insensitive, capped at cap+1. */
+int conf_edit_distance(const char *a, const char *b, int cap);
+
+#endif

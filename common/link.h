@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link: netdev operations over rtnetlink (libnl-route-3).
+ *
+ * A struct link_sock is bound to the namespace it was opened in: open one
+ * in the host namespace and one inside the pod's (link_sock_open_in) and
+ * each keeps talking to its own namespace whatever the process does after.
+ * Functions return 0 or -errno (libnl's NLE_* codes are mapped to errno).
+ */
+#ifndef LINK_H
+#define LINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include "cni.h"
+
+struct link_sock;
+
+struct link_info {
+	int ifindex;
+	char name[IFNAMSIZ];
+	uint8_t mac[6];
+	int mtu;
+	bool up;			/* IFF_UP */
+	bool carrier;			/* IFF_LOWER_UP */
+	char alias[256];		/* IFLA_IFALIAS, "" when unset */
+};
+
+int link_sock_open(struct link_sock **ls);			/* current namespace */
+int link_sock_open_in(int netns_fd, struct link_sock **ls);	/* a given namespace */
+void link_sock_close(struct link_sock *ls);
+
+/* -ENODEV when absent. */
+int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
+int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
+
+int link_set_name(struct link_sock *ls, int ifindex, const char *name);
+int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);
+int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
+int link_set_up(struct link_sock *ls, int ifindex, bool up);
+int link_set_alias(struct link_sock *ls, int ifindex, const char *alias);
+/* IFLA_NET_NS_FD: the link leaves this socket's namespace for netns_fd. */
+int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd);
+
+/* Alternative names (IFLA_PROP_LIST / IFLA_ALT_IFNAME). */
+int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n);
+int link_del_altname(struct link_sock *ls, int ifindex, const char *altname);
+
+/* Addresses and routes from a CNI result, inside the socket's namespace. -EEXIST is success. */
+int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr);
+int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has);
+int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt);
+int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has);
+
+/*
+ * Per-interface sysctl of the *current* namespace, e.g.
+ * link_sysctl_set("ipv4", "net1", "arp_notify", "1"): /proc/sys/net is
+ * resolved against the namespace of whoever opens it, so call it after
+ * netns_enter().
+ */
+int link_sysctl_set(const char *family, const char *ifname, const char *key, const char *value);
+
+/*
+ * Gratuitous ARP (IPv4) or unsolicited neighbour advertisement (IPv6) for
+ * `cidr` on ifindex of the *current* namespace, so peers and the fabric drop
+ * stale entries when an address moves between pods.
+ */
+int link_announce(int ifindex, const uint8_t mac[6], const char *cidr);
+
+/* "aa:bb:cc:dd:ee:ff" <-> bytes. */
+int link_mac_parse(const char *s, uint8_t mac[6]);
+void link_mac_format(const uint8_t mac[6], char out[18]);
+
+#endif

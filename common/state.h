@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * state: files that survive a crash at any instant.
+ *
+ * Every write goes to a temporary file that is fsync'd, then renamed (or
+ * linked, for exclusive creation) into place, and the directory is fsync'd:
+ * a reader sees the old content or the new, never a torn one. Files are
+ * 0600, directories 0700, and no symlink is followed. Checksummed files end
+ * in a line "#crc32=xxxxxxxx\n" over every byte before it.
+ */
+#ifndef STATE_H
+#define STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#define STATE_MAX_FILE (1u << 20)
+
+/* mkdir -p with 0700 for what it creates; a symlink anywhere below the existing prefix is -ELOOP. */
+int state_mkdir_p(const char *path);
+/* mkdir -p, then open it O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC. */
+int state_dir_open(const char *path, int *dirfd);
+/* Same, relative to a directory fd. */
+int state_subdir_open(int dirfd, const char *name, int *subfd);
+
+/* Temporary file in tmpdirfd, written and fsync'd; its name is returned in tmpname. */
+int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len);
+/* Replace dirfd/name atomically (tmp, fsync, rename, fsync dir when durable). */
+int state_write_atomic(int dirfd, const char *name, const void *data, size_t len, bool durable);
+/* Read a whole file (O_NOFOLLOW), NUL-terminated, at most max bytes: -ENOENT, -EFBIG. */
+int state_read(int dirfd, const char *name, char **data, size_t *len, size_t max);
+/* unlinkat; a missing file is success. */
+int state_remove(int dirfd, const char *name);
+int state_fsync_dir(int dirfd);
+
+uint32_t state_crc32(const void *data, size_t len);
+/* Append the checksum line to a serialised buffer (realloc'd). */
+int state_seal(char **buf, size_t *len);
+/* Verify and strip the checksum line in place: -EBADMSG when it is absent or wrong. */
+int state_unseal(char *buf, size_t *len);
+
+/* Checksummed JSON: write atomically, read and verify (-EBADMSG on a bad checksum or JSON). */
+int state_write_json(int dirfd, const char *name, const cJSON *obj, bool durable);
+int state_read_json(int dirfd, const char *name, cJSON **obj);
+
+#endif

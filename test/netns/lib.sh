@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared helpers for the netns integration tests. Source it from a test script:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   t_begin "pool-ipam ADD returns an address"
+#   ...; t_ok / t_fail "why"
+#   t_done            # prints "N passed, N failed", exits 1 on any failure
+#
+# Environment:
+#   BUILD_DIR       meson build root holding the plugins (required)
+#   SOURCE_DIR      project root (defaults to two levels above this file)
+#   PLUGIN_WRAPPER  command prefixed to every run of our plugins, e.g.
+#                   "valgrind --error-exitcode=99 --leak-check=full -q"
+#
+# Every test runs as root in namespaces and temporary directories it made
+# itself, and removes them on exit.
+
+set -u
+: "${BUILD_DIR:?set BUILD_DIR to the meson build directory}"
+SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+PEER_CNI_DIR=${PEER_CNI_DIR:-/usr/lib/cni}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespaces)"
+	exit 77
+fi
+
+T_PASSED=0
+T_FAILED=0
+T_NAME=
+T_CUR_FAILED=0
+T_TMP=$(mktemp -d /tmp/cni-test.XXXXXX)
+T_NETNS=()
+T_CLEANUP=()
+
+t_cleanup() {
+	local i
+	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${T_CLEANUP[$i]}" >/dev/null 2>&1 || true
+	done
+	for ns in "${T_NETNS[@]}"; do
+		ip netns del "$ns" >/dev/null 2>&1 || true
+	done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
+
+# Run a command at exit (in reverse order of registration).
+t_defer() { T_CLEANUP+=("$*"); }
+
+t_begin() {
+	t_end_current
+	T_NAME=$1
+	T_CUR_FAILED=0
+}
+
+t_fail() {
+	echo "  FAIL: $T_NAME: $*" >&2
+	T_CUR_FAILED=1
+}
+
+t_end_current() {
+	[ -n "$T_NAME" ] || return 0
+	if [ "$T_CUR_FAILED" = 0 ]; then
+		echo "ok - $T_NAME"
+		T_PASSED=$((T_PASSED + 1))
+	else
+		echo "not ok - $T_NAME"
+		T_FAILED=$((T_FAILED + 1))
+	fi
+	T_NAME=
+}
+
+t_done() {
+	t_end_current
+	echo "$T_PASSED passed, $T_FAILED failed"
+	[ "$T_FAILED" = 0 ]
+	exit $?
+}
+
+# Assertions: each records a failure in the current test and returns non-zero.
+t_eq() { # actual expected what
+	[ "$1" = "$2" ] && return 0
+	t_fail "$3: got '$1', want '$2'"
+	return 1
+}
+t_contains() { # haystack needle what
+	case "$1" in *"$2"*) return 0 ;; esac
+	t_fail "$3: '$2' not in: $1"
+	return 1
+}
+t_not_contains() {
+	case "$1" in *"$2"*) t_fail "$3: '$2' unexpectedly in: $1"; return 1 ;; esac
+	return 0
+}
+
+# A namespace that is removed at exit; prints its path.
+t_netns() {
+	local name=cnitest-$$-${#T_NETNS[@]}-$RANDOM
+	ip netns add "$name" || return 1
+	T_NETNS+=("$name")
+	echo "/run/netns/$name"
+}
+
+# CNI_PATH holding our plugins (wrapped by PLUGIN_WRAPPER) and the peers.
+t_cni_path() {
+	local dir=$T_TMP/cni-bin p
+	if [ ! -d "$dir" ]; then
+		mkdir -p "$dir"
+		for p in pool-ipam sriov-rdma; do
+			printf '#!/bin/sh\nexec %s %q "$@"\n' "${PLUGIN_WRAPPER:-}" \
+				"$BUILD_DIR/plugins/$p/$p" > "$dir/$p"
+			chmod +x "$dir/$p"
+		done
+		for p in "$PEER_CNI_DIR"/*; do
+			[ -e "$p" ] && ln -sf "$p" "$dir/$(basename "$p")"
+		done
+	fi
+	echo "$dir"
+}
+
+# Run a plugin directly as a runtime does: t_exec PLUGIN COMMAND CONFIG_JSON [VAR=VALUE...]
+# Leaves stdout in $T_OUT, stderr in $T_ERR, exit code in $T_RC.
+t_exec() {
+	local plugin=$1 cmd=$2 conf=$3
+	shift 3
+	T_OUT=$(printf '%s' "$conf" | env CNI_COMMAND="$cmd" CNI_PATH="$(t_cni_path)" "$@" \
+		"$(t_cni_path)/$plugin" 2>"$T_TMP/stderr")
+	T_RC=$?
+	T_ERR=$(cat "$T_TMP/stderr")
+	return 0
+}
+
+# The libcni client (the library inside CRI-O, containerd, podman and Multus).
+t_cnitool_bin() {
+	local bin=$BUILD_DIR/test-cnitool
+	if [ ! -x "$bin" ]; then
+		( flock 9
+		  [ -x "$bin" ] || GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS=-mod=mod \
+			GOCACHE=${GOCACHE:-$T_TMP/gocache} \
+			go build -o "$bin" "$SOURCE_DIR/test/client/cnitool.go"
+		) 9>"$BUILD_DIR/.test-cnitool.lock" || return 1
+	fi
+	echo "$bin"
+}
+
+# t_cnitool add|check|del CONFLIST_FILE NETNS_PATH [VAR=VALUE...]
+# (CNI_IFNAME, CNI_CONTAINERID, CNI_ARGS, CAP_ARGS as variables). Output in T_OUT/T_ERR/T_RC.
+t_cnitool() {
+	local cmd=$1 conf=$2 netns=$3 bin
+	shift 3
+	bin=$(t_cnitool_bin) || { T_RC=127; T_OUT=; T_ERR="cannot build the libcni client"; return 0; }
+	T_OUT=$(env CNI_PATH="$(t_cni_path)" NETCONFPATH="$T_TMP" CNI_CACHE_DIR="$T_TMP/cni-cache" "$@" \
+		"$bin" "$cmd" "$conf" "$netns" 2>"$T_TMP/stderr")
+	T_RC=$?
+	T_ERR=$(cat "$T_TMP/stderr")
+	return 0
+}
+
+# jq over $T_OUT: t_jq '.ips[0].address'
+t_jq() { printf '%s' "$T_OUT" | jq -r "$1"; }
