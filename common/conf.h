@@ -36,9 +36,10 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 
 /*
  * A key not in known[] (NULL-terminated) but within edit distance 2 of one
- * of them, ignoring case, is a typo: "ipam.rangeStrat: unknown key; did you
- * mean \"rangeStart\"?". Other unknown keys pass: configs are shared by the
- * plugins of a chain and Multus injects its own.
+ * of them (1 for known keys shorter than 5 bytes), ignoring case, is a
+ * typo: "ipam.rangeStrat: unknown key; did you mean \"rangeStart\"?".
+ * Other unknown keys pass: configs are shared by the plugins of a chain
+ * and Multus injects its own.
  */
 int conf_check_keys(const cJSON *obj, const char *where, const char *const known[],
 		    struct cni_error *err);

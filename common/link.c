@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link: netdev operations over rtnetlink.
+ *
+ * Objects (links, addresses, routes) go through libnl-route-3. What libnl
+ * 3.7 cannot express - alternative names, and clearing an alias, which
+ * needs a zero-length IFLA_IFALIAS - is encoded with libmnl on a second
+ * NETLINK_ROUTE socket opened in the same namespace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <net/if_arp.h>
+#include <netinet/icmp6.h>
+#include <netinet/in.h>
+#include <netpacket/packet.h>
+#include <sys/socket.h>
+#include <linux/if.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/route.h>
+#include "link.h"
+#include "netns.h"
+
+struct link_sock {
+	struct nl_sock *nl;
+	struct mnl_socket *mnl;
+	unsigned portid;
+	unsigned seq;
+};
+
+static int nle_errno(int nle)
+{
+	switch (nle < 0 ? -nle : nle) {
+	case 0:			return 0;
+	case NLE_EXIST:		return -EEXIST;
+	case NLE_OBJ_NOTFOUND:
+	case NLE_NODEV:		return -ENODEV;
+	case NLE_PERM:		return -EPERM;
+	case NLE_NOACCESS:	return -EACCES;
+	case NLE_BUSY:		return -EBUSY;
+	case NLE_INVAL:		return -EINVAL;
+	case NLE_NOMEM:		return -ENOMEM;
+	case NLE_RANGE:		return -ERANGE;
+	case NLE_AGAIN:		return -EAGAIN;
+	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
+	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
+	case NLE_NOADDR:	return -EADDRNOTAVAIL;
+	case NLE_MSGSIZE:	return -EMSGSIZE;
+	default:		return -EIO;
+	}
+}
+
+int link_sock_open(struct link_sock **ls)
+{
+	struct link_sock *s;
+	int ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->nl = nl_socket_alloc();
+	if (!s->nl) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = nl_connect(s->nl, NETLINK_ROUTE);
+	if (ret < 0) {
+		ret = nle_errno(ret);
+		goto err_nl;
+	}
+	s->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!s->mnl) {
+		ret = -errno;
+		goto err_nl;
+	}
+	if (mnl_socket_bind(s->mnl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto err_mnl;
+	}
+	s->portid = mnl_socket_get_portid(s->mnl);
+	s->seq = (unsigned)time(NULL);
+	*ls = s;
+	return 0;
+
+err_mnl:
+	mnl_socket_close(s->mnl);
+err_nl:
+	nl_socket_free(s->nl);
+err_free:
+	free(s);
+	return ret;
+}
+
+int link_sock_open_in(int netns_fd, struct link_sock **ls)
+{
+	int saved, ret, ret2;
+
+	ret = netns_enter(netns_fd, &saved);
+	if (ret < 0)
+		return ret;
+	ret = link_sock_open(ls);
+	ret2 = netns_leave(saved);
+	if (ret == 0 && ret2 < 0) {
+		/* Staying in the wrong namespace would misdirect every later step. */
+		link_sock_close(*ls);
+		*ls = NULL;
+		return ret2;
+	}
+	return ret;
+}
+
+void link_sock_close(struct link_sock *ls)
+{
+	if (!ls)
+		return;
+	mnl_socket_close(ls->mnl);
+	nl_socket_free(ls->nl);
+	free(ls);
+}
+
+/* ---- links ---- */
+
+static void fill_info(struct rtnl_link *l, struct link_info *info)
+{
+	struct nl_addr *a = rtnl_link_get_addr(l);
+	const char *alias = rtnl_link_get_ifalias(l);
+	unsigned flags = rtnl_link_get_flags(l);
+
+	memset(info, 0, sizeof(*info));
+	info->ifindex = rtnl_link_get_ifindex(l);
+	snprintf(info->name, sizeof(info->name), "%s", rtnl_link_get_name(l));
+	if (a && nl_addr_get_len(a) == 6)
+		memcpy(info->mac, nl_addr_get_binary_addr(a), 6);
+	info->mtu = (int)rtnl_link_get_mtu(l);
+	info->up = flags & IFF_UP;
+	info->carrier = flags & IFF_LOWER_UP;
+	snprintf(info->alias, sizeof(info->alias), "%s", alias ? alias : "");
+}
+
+static int get_link(struct link_sock *ls, int ifindex, const char *name, struct rtnl_link **l)
+{
+	int ret = rtnl_link_get_kernel(ls->nl, ifindex, name, l);
+
+	return ret < 0 ? nle_errno(ret) : 0;
+}
+
+int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info)
+{
+	struct rtnl_link *l;
+	int ret;
+
+	if (!cni_valid_ifname(name))
+		return -EINVAL;
+	ret = get_link(ls, 0, name, &l);
+	if (ret < 0)
+		return ret;
+	fill_info(l, info);
+	rtnl_link_put(l);
+	return 0;
+}
+
+int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info)
+{
+	struct rtnl_link *l;
+	int ret;
+
+	if (ifindex <= 0)
+		return -EINVAL;
+	ret = get_link(ls, ifindex, NULL, &l);
+	if (ret < 0)
+		return ret;
+	fill_info(l, info);
+	rtnl_link_put(l);
+	return 0;
+}
+
+/* Apply the attributes set in `changes` to link ifindex. */
+static int change_link(struct link_sock *ls, int ifindex, struct rtnl_link *changes)
+{
+	struct rtnl_link *orig;
+	int ret;
+
+	ret = get_link(ls, ifindex, NULL, &orig);
+	if (ret < 0)
+		return ret;
+	ret = nle_errno(rtnl_link_change(ls->nl, orig, changes, 0));
+	rtnl_link_put(orig);
+	return ret;
+}
+
+int link_set_name(struct link_sock *ls, int ifindex, const char *name)
+{
+	struct rtnl_link *c;
+	int ret;
+
+	if (!cni_valid_ifname(name))
+		return -EINVAL;
+	c = rtnl_link_alloc();
+	if (!c)
+		return -ENOMEM;
+	rtnl_link_set_name(c, name);
+	ret = change_link(ls, ifindex, c);
+	rtnl_link_put(c);
+	return ret;
+}
+
+int link_set_mtu(struct link_sock *ls, int ifindex, int mtu)
+{
+	struct rtnl_link *c;
+	int ret;
+
+	if (mtu <= 0)
+		return -EINVAL;
+	c = rtnl_link_alloc();
+	if (!c)
+		return -ENOMEM;
+	rtnl_link_set_mtu(c, (unsigned)mtu);
+	ret = change_link(ls, ifindex, c);
+	rtnl_link_put(c);
+	return ret;
+}
+
+int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6])
+{
+	struct rtnl_link *c;
+	struct nl_addr *a;
+	int ret;
+
+	a = nl_addr_build(AF_LLC, mac, 6);
+	if (!a)
+		return -ENOMEM;
+	c = rtnl_link_alloc();
+	if (!c) {
+		ret = -ENOMEM;
+		goto out_addr;
+	}
+	rtnl_link_set_addr(c, a);
+	ret = change_link(ls, ifindex, c);
+	rtnl_link_put(c);
+out_addr:
+	nl_addr_put(a);
+	return ret;
+}
+
+int link_set_up(struct link_sock *ls, int ifindex, bool up)
+{
+	struct rtnl_link *c;
+	int ret;
+
+	c = rtnl_link_alloc();
+	if (!c)
+		return -ENOMEM;
+	if (up)
+		rtnl_link_set_flags(c, IFF_UP);
+	else
+		rtnl_link_unset_flags(c, IFF_UP);
+	ret = change_link(ls, ifindex, c);
+	rtnl_link_put(c);
+	return ret;
+}
+
+int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd)
+{
+	struct rtnl_link *c;
+	int ret;
+
+	if (netns_fd < 0)
+		return -EBADF;
+	c = rtnl_link_alloc();
+	if (!c)
+		return -ENOMEM;
+	rtnl_link_set_ns_fd(c, netns_fd);
+	ret = change_link(ls, ifindex, c);
+	rtnl_link_put(c);
+	return ret;
+}
+
+/* ---- raw requests (libmnl) ---- */
+
+/* Send nlh and run cb over the replies until the ACK (or the end of a dump). */
+static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	int fd = mnl_socket_get_fd(ls->mnl), ret;
+	ssize_t n;
+	char *buf;
+
+	nlh->nlmsg_seq = ++ls->seq;
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	if (mnl_socket_sendto(ls->mnl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		/* A link message can outgrow a page (many altnames, VF info): size it first. */
+		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = malloc((size_t)n);
+		if (!buf)
+			return -ENOMEM;
+		n = recv(fd, buf, (size_t)n, 0);
+		if (n < 0) {
+			ret = -errno;
+			free(buf);
+			return ret;
+		}
+		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, ls->portid, cb, data);
+		if (ret < 0)
+			ret = -errno;
+		free(buf);
+		if (ret <= MNL_CB_STOP)
+			return ret;
+	}
+}
+
+static struct nlmsghdr *put_link_hdr(char *buf, uint16_t type, int ifindex)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	return nlh;
+}
+
+int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	size_t len = strlen(alias);
+
+	if (len >= IFALIASZ)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, RTM_SETLINK, ifindex);
+	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
+	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
+	return mnl_xfer(ls, nlh, NULL, NULL);
+}
+
+struct altnames_ctx {
+	char (*names)[128];
+	int max;
+	int n;
+	int ret;
+};
+
+static int altnames_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct altnames_ctx *ctx = data;
+	const struct nlattr *attr, *prop;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(struct ifinfomsg)) {
+		if (mnl_attr_get_type(attr) != IFLA_PROP_LIST)
+			continue;
+		mnl_attr_for_each_nested(prop, attr) {
+			if (mnl_attr_get_type(prop) != IFLA_ALT_IFNAME ||
+			    mnl_attr_validate(prop, MNL_TYPE_NUL_STRING) < 0)
+				continue;
+			if (ctx->n >= ctx->max) {
+				ctx->ret = -ENOSPC;
+				return MNL_CB_OK;
+			}
+			snprintf(ctx->names[ctx->n++], 128, "%s", mnl_attr_get_str(prop));
+		}
+	}
+	return MNL_CB_OK;
+}
+
+int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct altnames_ctx ctx = { .names = names, .max = max };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	*n = 0;
+	nlh = put_link_hdr(buf, RTM_GETLINK, ifindex);
+	ret = mnl_xfer(ls, nlh, altnames_cb, &ctx);
+	if (ret < 0)
+		return ret;
+	*n = ctx.n;
+	return ctx.ret;
+}
+
+int link_del_altname(struct link_sock *ls, int ifindex, const char *altname)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	size_t len = strlen(altname);
+
+	if (len == 0 || len >= ALTIFNAMSIZ)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, RTM_DELLINKPROP, ifindex);
+	nest = mnl_attr_nest_start(nlh, IFLA_PROP_LIST);
+	mnl_attr_put_strz(nlh, IFLA_ALT_IFNAME, altname);
+	mnl_attr_nest_end(nlh, nest);
+	return mnl_xfer(ls, nlh, NULL, NULL);
+}
+
+/* ---- addresses ---- */
+
+static int parse_cidr(const char *cidr, struct nl_addr **a)
+{
+	int ret;
+
+	if (!strchr(cidr, '/'))
+		return -EINVAL;
+	ret = nl_addr_parse(cidr, AF_UNSPEC, a);
+	if (ret < 0)
+		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
+	if (nl_addr_get_family(*a) != AF_INET && nl_addr_get_family(*a) != AF_INET6) {
+		/* libnl also parses MAC-like and other families' strings. */
+		nl_addr_put(*a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The IPv4 broadcast address host-device and the Go netlink library set too. */
+static int v4_broadcast(const struct nl_addr *a, struct nl_addr **brd)
+{
+	unsigned plen = nl_addr_get_prefixlen(a);
+	uint32_t ip, mask;
+
+	memcpy(&ip, nl_addr_get_binary_addr(a), 4);
+	mask = plen ? htonl(~0u << (32 - plen)) : 0;
+	ip |= ~mask;
+	*brd = nl_addr_build(AF_INET, &ip, 4);
+	return *brd ? 0 : -ENOMEM;
+}
+
+int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
+{
+	struct rtnl_addr *ra;
+	struct nl_addr *a, *brd = NULL;
+	int ret;
+
+	ret = parse_cidr(cidr, &a);
+	if (ret < 0)
+		return ret;
+	ra = rtnl_addr_alloc();
+	if (!ra) {
+		ret = -ENOMEM;
+		goto out_a;
+	}
+	rtnl_addr_set_ifindex(ra, ifindex);
+	ret = nle_errno(rtnl_addr_set_local(ra, a));
+	if (ret < 0)
+		goto out_ra;
+	if (nl_addr_get_family(a) == AF_INET && nl_addr_get_prefixlen(a) < 31) {
+		ret = v4_broadcast(a, &brd);
+		if (ret < 0)
+			goto out_ra;
+		ret = nle_errno(rtnl_addr_set_broadcast(ra, brd));
+		if (ret < 0)
+			goto out_brd;
+	}
+	ret = nle_errno(rtnl_addr_add(ls->nl, ra, 0));
+	if (ret == -EEXIST)
+		ret = 0;
+out_brd:
+	nl_addr_put(brd);
+out_ra:
+	rtnl_addr_put(ra);
+out_a:
+	nl_addr_put(a);
+	return ret;
+}
+
+int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has)
+{
+	struct nl_cache *cache;
+	struct nl_object *obj;
+	struct nl_addr *a;
+	int ret;
+
+	*has = false;
+	ret = parse_cidr(cidr, &a);
+	if (ret < 0)
+		return ret;
+	ret = nle_errno(rtnl_addr_alloc_cache(ls->nl, &cache));
+	if (ret < 0)
+		goto out_a;
+	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
+		struct rtnl_addr *ra = (struct rtnl_addr *)obj;
+		struct nl_addr *local = rtnl_addr_get_local(ra);
+
+		if (rtnl_addr_get_ifindex(ra) == ifindex && local &&
+		    rtnl_addr_get_prefixlen(ra) == (int)nl_addr_get_prefixlen(a) &&
+		    nl_addr_get_family(local) == nl_addr_get_family(a) &&
+		    nl_addr_get_len(local) == nl_addr_get_len(a) &&
+		    !memcmp(nl_addr_get_binary_addr(local), nl_addr_get_binary_addr(a),
+			    nl_addr_get_len(a))) {
+			*has = true;
+			break;
+		}
+	}
+	nl_cache_free(cache);
+out_a:
+	nl_addr_put(a);
+	return ret;
+}
+
+/* ---- routes ---- */
+
+static int parse_gw(const char *gw, int family, struct nl_addr **a)
+{
+	int ret = nl_addr_parse(gw, family, a);
+
+	/* A gateway of the other family than dst does not parse: the same mistake. */
+	if (ret < 0)
+		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
+	if (nl_addr_get_family(*a) != family || strchr(gw, '/')) {
+		nl_addr_put(*a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt)
+{
+	struct rtnl_route *r;
+	struct rtnl_nexthop *nh;
+	struct nl_addr *dst, *gw = NULL;
+	int family, ret;
+
+	ret = parse_cidr(rt->dst, &dst);
+	if (ret < 0)
+		return ret;
+	family = nl_addr_get_family(dst);
+	if (rt->gw[0]) {
+		ret = parse_gw(rt->gw, family, &gw);
+		if (ret < 0)
+			goto out_dst;
+	}
+	r = rtnl_route_alloc();
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_gw;
+	}
+	rtnl_route_set_family(r, (uint8_t)family);
+	ret = nle_errno(rtnl_route_set_dst(r, dst));
+	if (ret < 0)
+		goto out_r;
+	rtnl_route_set_table(r, rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
+	if (rt->scope != CNI_UNSET)
+		rtnl_route_set_scope(r, (uint8_t)rt->scope);
+	if (rt->priority != CNI_UNSET)
+		rtnl_route_set_priority(r, (uint32_t)rt->priority);
+	if (rt->mtu != CNI_UNSET && rt->mtu > 0)
+		rtnl_route_set_metric(r, RTAX_MTU, (unsigned)rt->mtu);
+	if (rt->advmss != CNI_UNSET && rt->advmss > 0)
+		rtnl_route_set_metric(r, RTAX_ADVMSS, (unsigned)rt->advmss);
+	nh = rtnl_route_nh_alloc();
+	if (!nh) {
+		ret = -ENOMEM;
+		goto out_r;
+	}
+	rtnl_route_nh_set_ifindex(nh, ifindex);
+	if (gw)
+		rtnl_route_nh_set_gateway(nh, gw);
+	/* The route owns nh from here. */
+	rtnl_route_add_nexthop(r, nh);
+	ret = nle_errno(rtnl_route_add(ls->nl, r, 0));
+	if (ret == -EEXIST)
+		ret = 0;
+out_r:
+	rtnl_route_put(r);
+out_gw:
+	nl_addr_put(gw);
+out_dst:
+	nl_addr_put(dst);
+	return ret;
+}
+
+static bool nh_matches(struct rtnl_route *r, int ifindex, const struct nl_addr *gw)
+{
+	struct rtnl_nexthop *nh;
+	struct nl_addr *ngw;
+
+	if (rtnl_route_get_nnexthops(r) != 1)
+		return false;
+	nh = rtnl_route_nexthop_n(r, 0);
+	if (rtnl_route_nh_get_ifindex(nh) != ifindex)
+		return false;
+	ngw = rtnl_route_nh_get_gateway(nh);
+	if (!gw)
+		return ngw == NULL;
+	return ngw && nl_addr_get_len(ngw) == nl_addr_get_len(gw) &&
+	       !memcmp(nl_addr_get_binary_addr(ngw), nl_addr_get_binary_addr(gw),
+		       nl_addr_get_len(gw));
+}
+
+int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
+{
+	struct nl_cache *cache;
+	struct nl_object *obj;
+	struct nl_addr *dst, *gw = NULL;
+	uint32_t table = rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
+	int family, ret;
+
+	*has = false;
+	ret = parse_cidr(rt->dst, &dst);
+	if (ret < 0)
+		return ret;
+	family = nl_addr_get_family(dst);
+	if (rt->gw[0]) {
+		ret = parse_gw(rt->gw, family, &gw);
+		if (ret < 0)
+			goto out_dst;
+	}
+	ret = nle_errno(rtnl_route_alloc_cache(ls->nl, family, 0, &cache));
+	if (ret < 0)
+		goto out_gw;
+	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
+		struct rtnl_route *r = (struct rtnl_route *)obj;
+		struct nl_addr *rdst = rtnl_route_get_dst(r);
+
+		if (rtnl_route_get_table(r) != table || !rdst ||
+		    nl_addr_cmp_prefix(rdst, dst) != 0)
+			continue;
+		if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
+			continue;
+		if (nh_matches(r, ifindex, gw)) {
+			*has = true;
+			break;
+		}
+	}
+	nl_cache_free(cache);
+out_gw:
+	nl_addr_put(gw);
+out_dst:
+	nl_addr_put(dst);
+	return ret;
+}
+
+/* ---- sysctl ---- */
+
+static bool valid_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+int link_sysctl_set(const char *family, const char *ifname, const char *key, const char *value)
+{
+	char path[256];
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (!valid_word(family) || !valid_word(key) || !cni_valid_ifname(ifname))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, ifname, key);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != len)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* ---- announcements ---- */
+
+static int announce_v4(int ifindex, const uint8_t mac[6], const struct in_addr *ip)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ARP),
+		.sll_ifindex = ifindex,
+		.sll_halen = 6,
+		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	struct {
+		struct arphdr h;
+		uint8_t sha[6], spa[4], tha[6], tpa[4];
+	} __attribute__((packed)) pkt = {
+		.h = {
+			.ar_hrd = htons(ARPHRD_ETHER),
+			.ar_pro = htons(ETH_P_IP),
+			.ar_hln = 6,
+			.ar_pln = 4,
+			.ar_op = htons(ARPOP_REQUEST),
+		},
+	};
+	int fd, ret = 0;
+
+	/* A request with sender = target, as the kernel's arp_notify sends. */
+	memcpy(pkt.sha, mac, 6);
+	memcpy(pkt.spa, ip, 4);
+	memcpy(pkt.tpa, ip, 4);
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ARP));
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
+	    sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int announce_v6(int ifindex, const uint8_t mac[6], const struct in6_addr *ip)
+{
+	struct sockaddr_in6 dst = { .sin6_family = AF_INET6, .sin6_scope_id = (uint32_t)ifindex };
+	struct {
+		struct nd_neighbor_advert na;
+		struct nd_opt_hdr opt;
+		uint8_t mac[6];
+	} __attribute__((packed)) pkt;
+	char ifname[IF_NAMESIZE];
+	int hops = 255, fd, ret = 0;
+
+	if (!if_indextoname((unsigned)ifindex, ifname))
+		return -errno;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.na.nd_na_type = ND_NEIGHBOR_ADVERT;
+	pkt.na.nd_na_flags_reserved = ND_NA_FLAG_OVERRIDE;
+	pkt.na.nd_na_target = *ip;
+	pkt.opt.nd_opt_type = ND_OPT_TARGET_LINKADDR;
+	pkt.opt.nd_opt_len = 1;			/* in units of 8 bytes */
+	memcpy(pkt.mac, mac, 6);
+	inet_pton(AF_INET6, "ff02::1", &dst.sin6_addr);
+
+	/* The kernel fills in the ICMPv6 checksum on raw ICMPv6 sockets. */
+	fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+	if (fd < 0)
+		return -errno;
+	/* RFC 4861 7.1.2: receivers drop an NA whose hop limit is not 255. */
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof(hops)) < 0 ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &hops, sizeof(hops)) < 0 ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof(ifindex)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1) < 0 ||
+	    sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int link_announce(int ifindex, const uint8_t mac[6], const char *cidr)
+{
+	char ip[64];
+	const char *slash = strchr(cidr, '/');
+	size_t len = slash ? (size_t)(slash - cidr) : strlen(cidr);
+	struct in_addr v4;
+	struct in6_addr v6;
+
+	if (ifindex <= 0 || len >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, cidr, len);
+	ip[len] = '\0';
+	if (inet_pton(AF_INET, ip, &v4) == 1)
+		return announce_v4(ifindex, mac, &v4);
+	if (inet_pton(AF_INET6, ip, &v6) == 1)
+		return announce_v6(ifindex, mac, &v6);
+	return -EINVAL;
+}
+
+/* ---- MAC addresses ---- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int link_mac_parse(const char *s, uint8_t mac[6])
+{
+	uint8_t out[6];
+	int i, hi, lo;
+
+	if (strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++) {
+		hi = hexval(s[i * 3]);
+		lo = hexval(s[i * 3 + 1]);
+		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memcpy(mac, out, 6);
+	return 0;
+}
+
+void link_mac_format(const uint8_t mac[6], char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x",
+		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state.h"
+
+/* One path component: never empty, ".", ".." or containing '/'. */
+static bool valid_name(const char *name)
+{
+	return name && *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	       !strchr(name, '/');
+}
+
+/* mkdirat + openat without following a symlink; EEXIST of a directory is fine. */
+static int subdir_open(int dirfd, const char *name, int *subfd)
+{
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		struct stat st;
+		int r = -errno;
+
+		/* O_DIRECTORY makes a symlink ENOTDIR: say what it is. */
+		if (r == -ENOTDIR && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode))
+			r = -ELOOP;
+		return r;
+	}
+	*subfd = fd;
+	return 0;
+}
+
+static int mkdir_p_open(const char *path, int *dirfd)
+{
+	char comp[256];
+	const char *p = path, *end;
+	int fd, sub, r;
+
+	if (!path || !*path)
+		return -EINVAL;
+	fd = open(*path == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (; *p; p = end) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		if ((size_t)(end - p) >= sizeof(comp)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, (size_t)(end - p));
+		comp[end - p] = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		/* ".." could climb out of a directory a config meant to confine us to. */
+		if (strcmp(comp, "..") == 0) {
+			close(fd);
+			return -EINVAL;
+		}
+		r = subdir_open(fd, comp, &sub);
+		close(fd);
+		if (r < 0)
+			return r;
+		fd = sub;
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+int state_mkdir_p(const char *path)
+{
+	int fd, r = mkdir_p_open(path, &fd);
+
+	if (r < 0)
+		return r;
+	close(fd);
+	return 0;
+}
+
+int state_dir_open(const char *path, int *dirfd)
+{
+	return mkdir_p_open(path, dirfd);
+}
+
+int state_subdir_open(int dirfd, const char *name, int *subfd)
+{
+	if (!valid_name(name))
+		return -EINVAL;
+	return subdir_open(dirfd, name, subfd);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len)
+{
+	static unsigned counter;
+	int fd, r;
+
+	for (;;) {
+		if ((size_t)snprintf(tmpname, tmpname_len, ".tmp.%ld.%u", (long)getpid(),
+				     counter++) >= tmpname_len)
+			return -ENAMETOOLONG;
+		fd = openat(tmpdirfd, tmpname,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		/* A leftover of a dead process that had our pid: take the next name. */
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (r)
+		unlinkat(tmpdirfd, tmpname, 0);
+	return r;
+}
+
+int state_fsync_dir(int dirfd)
+{
+	return fsync(dirfd) < 0 ? -errno : 0;
+}
+
+int state_write_atomic(int dirfd, const char *name, const void *data, size_t len, bool durable)
+{
+	char tmp[64];
+	int r;
+
+	if (!valid_name(name))
+		return -EINVAL;
+	r = state_write_tmp(dirfd, data, len, tmp, sizeof(tmp));
+	if (r)
+		return r;
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		r = -errno;
+		unlinkat(dirfd, tmp, 0);
+		return r;
+	}
+	return durable ? state_fsync_dir(dirfd) : 0;
+}
+
+int state_read(int dirfd, const char *name, char **data, size_t *len, size_t max)
+{
+	size_t n = 0, cap;
+	struct stat st;
+	char *buf;
+	int fd, r = 0;
+
+	if (!valid_name(name))
+		return -EINVAL;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out_close;
+	}
+	if ((size_t)st.st_size > max) {
+		r = -EFBIG;
+		goto out_close;
+	}
+	/* The size can change under us: read until EOF, never past max. */
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf + n, cap - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > max) {
+			r = -EFBIG;
+			break;
+		}
+		if (n == cap) {
+			char *nb = realloc(buf, cap * 2 + 1);
+
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (r) {
+		free(buf);
+		goto out_close;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+out_close:
+	close(fd);
+	return r;
+}
+
+int state_remove(int dirfd, const char *name)
+{
+	if (!valid_name(name))
+		return -EINVAL;
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+uint32_t state_crc32(const void *data, size_t len)
+{
+	static uint32_t table[256];
+	const unsigned char *p = data;
+	uint32_t crc = 0xffffffffu;
+
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
+#define SEAL_LEN (sizeof("#crc32=xxxxxxxx\n") - 1)
+
+int state_seal(char **buf, size_t *len)
+{
+	char *nb = realloc(*buf, *len + SEAL_LEN + 1);
+
+	if (!nb)
+		return -ENOMEM;
+	snprintf(nb + *len, SEAL_LEN + 1, "#crc32=%08x\n", state_crc32(nb, *len));
+	*buf = nb;
+	*len += SEAL_LEN;
+	return 0;
+}
+
+int state_unseal(char *buf, size_t *len)
+{
+	char hex[9], *end;
+	const char *tail;
+	unsigned long want;
+
+	if (*len < SEAL_LEN)
+		return -EBADMSG;
+	tail = buf + *len - SEAL_LEN;
+	if (memcmp(tail, "#crc32=", 7) != 0 || tail[SEAL_LEN - 1] != '\n')
+		return -EBADMSG;
+	memcpy(hex, tail + 7, 8);
+	hex[8] = '\0';
+	want = strtoul(hex, &end, 16);
+	if (*end || want != state_crc32(buf, *len - SEAL_LEN))
+		return -EBADMSG;
+	*len -= SEAL_LEN;
+	buf[*len] = '\0';
+	return 0;
+}
+
+int state_write_json(int dirfd, const char *name, const cJSON *obj, bool durable)
+{
+	char *text = cJSON_Print(obj), *buf;
+	size_t len;
+	int r;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	buf = malloc(len + 2);
+	if (!buf) {
+		cJSON_free(text);
+		return -ENOMEM;
+	}
+	memcpy(buf, text, len);
+	buf[len++] = '\n';
+	cJSON_free(text);
+	r = state_seal(&buf, &len);
+	if (!r)
+		r = state_write_atomic(dirfd, name, buf, len, durable);
+	free(buf);
+	return r;
+}
+
+int state_read_json(int dirfd, const char *name, cJSON **obj)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	r = state_read(dirfd, name, &buf, &len, STATE_MAX_FILE);
+	if (r)
+		return r;
+	r = state_unseal(buf, &len);
+	if (!r) {
+		*obj = cJSON_ParseWithLength(buf, len);
+		if (!*obj)
+			r = -EBADMSG;
+	}
+	free(buf);
+	return r;
+}

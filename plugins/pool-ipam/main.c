@@ -1,4 +1,401 @@
-int main(void)
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pool-ipam: a file-locked, crash-safe address pool (CNI IPAM plugin).
+ *
+ * Every verb is the same line of steps: parse the ipam config, open and
+ * lock the network's store, do the one pool operation, answer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cni.h"
+#include "conf.h"
+#include "ipam.h"
+#include "log.h"
+#include "pool.h"
+
+#define RESOLV_CONF_MAX (64 * 1024)
+
+static void set_name(const struct ipam_conf *c, int s, char *buf, size_t len)
 {
+	char net[IPAM_ADDR_STRLEN];
+
+	ipam_addr_format(&c->sets[s].r[0].subnet.addr, net, sizeof(net));
+	snprintf(buf, len, "range set %d (%s/%d)", s, net, c->sets[s].r[0].subnet.len);
+}
+
+static int load(struct cni_request *req, struct ipam_conf *c, struct cni_error *err)
+{
+	enum log_level lvl;
+
+	if (ipam_conf_parse(cJSON_GetObjectItemCaseSensitive(req->conf, "ipam"), c, err) < 0)
+		return -1;
+	if (c->log_level[0]) {
+		if (log_level_parse(c->log_level, &lvl) < 0)
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+					  "ipam.logLevel: unknown level \"%s\" (want panic, error, warning, info or debug)",
+					  c->log_level);
+		log_set_level(lvl);
+	}
+	if (c->log_file[0] && log_set_file(c->log_file) < 0)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
+				  strerror(errno));
+	if (!req->name || !cni_valid_network_name(req->name))
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "name: \"%s\" cannot name a store directory (want letters, digits, '_', '.', '-', starting with a letter or digit)",
+				  req->name ? req->name : "");
 	return 0;
+}
+
+static int owner_of(const struct cni_request *req, struct pool_owner *o, struct cni_error *err)
+{
+	o->container_id = req->env.container_id;
+	o->ifname = req->env.ifname;
+	o->netns = req->env.netns;
+	if (!o->container_id || !cni_valid_container_id(o->container_id))
+		return cni_errorf(err, CNI_ERR_INVALID_ENV,
+				  "CNI_CONTAINERID: \"%s\" is not a valid container ID",
+				  o->container_id ? o->container_id : "");
+	if (!o->ifname || !cni_valid_ifname(o->ifname))
+		return cni_errorf(err, CNI_ERR_INVALID_ENV,
+				  "CNI_IFNAME: \"%s\" is not a valid interface name",
+				  o->ifname ? o->ifname : "");
+	return 0;
+}
+
+/* The CNI error for a failed pool call: what went wrong, where, and the fix. */
+static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
+		      const struct pool_diag *d, struct cni_error *err)
+{
+	char set[96] = "";
+
+	if (d->set >= 0 && d->set < c->n_sets)
+		set_name(c, d->set, set, sizeof(set));
+	switch (ret) {
+	case -ETIMEDOUT:
+		cni_errorf(err, CNI_ERR_TRY_AGAIN, "store %s: lock held by another operation for %d s",
+			   p->path, POOL_LOCK_TIMEOUT_MS / 1000);
+		cni_error_details(err, "try again");
+		return -1;
+	case -ELOOP:
+	case -ENOTDIR:
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "ipam.dataDir: a component of %s is a symlink or not a directory; point dataDir at a real directory",
+			   d->file);
+		return -1;
+	case -EBADMSG:
+		cni_errorf(err, CNI_ERR_STORE_CORRUPT, "store record %s is corrupt", d->file);
+		cni_error_details(err, "remove %s to release %s, or restore it", d->file,
+				  d->addr[0] ? d->addr : "its address");
+		return -1;
+	case -ENOSPC:
+		return cni_errorf(err, CNI_ERR_POOL_EXHAUSTED,
+				  "%s is exhausted: every address is reserved; widen the range or release pods",
+				  set);
+	case -EADDRINUSE:
+		return cni_errorf(err, CNI_ERR_PLUGIN, "requested address %s is held by %s",
+				  d->addr, d->holder[0] ? d->holder : "another container");
+	case -EADDRNOTAVAIL:
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "requested address %s is in no range of ipam, or is a gateway, network, broadcast or excluded address",
+				  d->addr);
+	case -EINVAL:
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "two requested addresses fall in %s; request at most one per range set",
+				  set);
+	case -ENOENT:
+		return cni_errorf(err, CNI_ERR_DRIFT, "no reservation in %s (missing %s)", set,
+				  d->file);
+	default:
+		cni_errorf(err, CNI_ERR_IO, "store %s: %s", d->file[0] ? d->file : p->path,
+			   strerror(-ret));
+		return -1;
+	}
+}
+
+static int open_pool(const struct cni_request *req, const struct ipam_conf *c, struct pool *p,
+		     struct pool_diag *d, struct cni_error *err)
+{
+	const char *proc = getenv("POOL_IPAM_PROC_ROOT");
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->set = -1;
+	ret = pool_open(p, c, req->name, proc && *proc ? proc : POOL_DEFAULT_PROC_ROOT,
+			POOL_LOCK_TIMEOUT_MS, d);
+	if (ret < 0)
+		return pool_error(ret, c, p, d, err);
+	return 0;
+}
+
+static int add_request(const char *s, const char *where, struct ipam_addr *req, int *n,
+		       struct cni_error *err)
+{
+	if (*n >= IPAM_MAX_SETS)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "%s: more than %d addresses requested", where, IPAM_MAX_SETS);
+	if (!s || ipam_addr_parse_cidr(s, &req[*n]) < 0)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "%s: not an IP address (got \"%s\")", where, s ? s : "");
+	(*n)++;
+	return 0;
+}
+
+static int json_requests(const cJSON *arr, const char *where, struct ipam_addr *req, int *n,
+			 struct cni_error *err)
+{
+	const cJSON *it;
+	char w[64];
+	int i = 0;
+
+	if (!cJSON_IsArray(arr))
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "%s: want a list of addresses ([\"10.1.0.5/24\"])", where);
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(w, sizeof(w), "%s[%d]", where, i++);
+		if (add_request(cJSON_GetStringValue(it), w, req, n, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Static requests, first source that has any: runtimeConfig.ips, args.cni.ips, CNI_ARGS IP=. */
+static int requests(const struct cni_request *req, struct ipam_addr *out, int *n,
+		    struct cni_error *err)
+{
+	const cJSON *ips = NULL, *args;
+	const char *env;
+	char *copy, *tok, *save;
+	int ret = 0;
+
+	*n = 0;
+	if (req->runtime_config)
+		ips = cJSON_GetObjectItemCaseSensitive(req->runtime_config, "ips");
+	if (ips && cJSON_GetArraySize(ips) > 0)
+		return json_requests(ips, "runtimeConfig.ips", out, n, err);
+	args = cJSON_GetObjectItemCaseSensitive(req->conf, "args");
+	args = cJSON_GetObjectItemCaseSensitive(args, "cni");
+	ips = cJSON_GetObjectItemCaseSensitive(args, "ips");
+	if (ips && cJSON_GetArraySize(ips) > 0)
+		return json_requests(ips, "args.cni.ips", out, n, err);
+	env = cni_env_arg(&req->env, "IP");
+	if (!env || !*env)
+		return 0;
+	copy = strdup(env);
+	if (!copy)
+		return cni_errorf(err, CNI_ERR_IO, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && ret == 0; tok = strtok_r(NULL, ",", &save))
+		ret = add_request(tok, "CNI_ARGS IP", out, n, err);
+	free(copy);
+	return ret;
+}
+
+static int read_resolv_conf(const char *path, struct cni_dns *dns, struct cni_error *err)
+{
+	char *buf;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.resolvConf: cannot read %s: %s",
+				  path, strerror(errno));
+	buf = malloc(RESOLV_CONF_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return cni_errorf(err, CNI_ERR_IO, "out of memory");
+	}
+	while (len < RESOLV_CONF_MAX && (n = read(fd, buf + len, RESOLV_CONF_MAX - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	ipam_resolv_conf_parse(buf, dns);
+	free(buf);
+	return 0;
+}
+
+static bool dns_set(const struct cni_dns *d)
+{
+	return d->n_nameservers || d->domain[0] || d->n_search || d->n_options;
+}
+
+static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
+{
+	struct ipam_addr want[IPAM_MAX_SETS], got[IPAM_MAX_SETS];
+	static struct ipam_conf c;
+	struct pool_owner o;
+	struct pool_diag d;
+	struct pool p;
+	char a[IPAM_ADDR_STRLEN];
+	int n_want, s, ret;
+
+	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	    requests(req, want, &n_want, err) < 0)
+		return -1;
+	if (dns_set(&c.dns))
+		res->dns = c.dns;
+	else if (c.resolv_conf[0] && read_resolv_conf(c.resolv_conf, &res->dns, err) < 0)
+		return -1;
+	if (open_pool(req, &c, &p, &d, err) < 0)
+		return -1;
+	ret = pool_add(&p, &o, want, n_want, got, &d);
+	if (ret < 0) {
+		pool_error(ret, &c, &p, &d, err);
+		pool_close(&p);
+		return -1;
+	}
+	pool_close(&p);
+	for (s = 0; s < c.n_sets; s++) {
+		ipam_result_ip(&c, s, &got[s], &res->ips[res->n_ips++]);
+		ipam_addr_format(&got[s], a, sizeof(a));
+		log_info("reserved %s in range set %d", a, s);
+	}
+	memcpy(res->routes, c.routes, sizeof(c.routes[0]) * (size_t)c.n_routes);
+	res->n_routes = c.n_routes;
+	return 0;
+}
+
+static int cmd_del(struct cni_request *req, struct cni_error *err)
+{
+	static struct ipam_conf c;
+	struct pool_owner o;
+	struct pool_diag d;
+	struct pool p;
+	int ret, released;
+
+	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	    open_pool(req, &c, &p, &d, err) < 0)
+		return -1;
+	ret = pool_del(&p, &o, &released, &d);
+	if (ret < 0)
+		pool_error(ret, &c, &p, &d, err);
+	pool_close(&p);
+	if (ret == 0)
+		log_info("released %d reservation(s)", released);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The reservation must be in prevResult too, when the runtime passes one. */
+static int check_prev(const struct cni_request *req, const struct ipam_conf *c,
+		      const struct ipam_addr *got, struct cni_error *err)
+{
+	static struct cni_result prev;
+	struct ipam_addr a;
+	char s[IPAM_ADDR_STRLEN];
+	int i, k;
+
+	if (!req->prev_result)
+		return 0;
+	cni_result_init(&prev);
+	if (cni_result_parse(req->prev_result, &prev, err) < 0)
+		return -1;
+	for (i = 0; i < c->n_sets; i++) {
+		for (k = 0; k < prev.n_ips; k++)
+			if (ipam_addr_parse_cidr(prev.ips[k].address, &a) == 0 &&
+			    ipam_addr_cmp(&a, &got[i]) == 0)
+				break;
+		if (k == prev.n_ips) {
+			ipam_addr_format(&got[i], s, sizeof(s));
+			return cni_errorf(err, CNI_ERR_DRIFT,
+					  "prevResult lacks %s, reserved for this container", s);
+		}
+	}
+	return 0;
+}
+
+static int cmd_check(struct cni_request *req, struct cni_error *err)
+{
+	struct ipam_addr got[IPAM_MAX_SETS];
+	static struct ipam_conf c;
+	struct pool_owner o;
+	struct pool_diag d;
+	struct pool p;
+	int ret;
+
+	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	    open_pool(req, &c, &p, &d, err) < 0)
+		return -1;
+	ret = pool_check(&p, &o, got, &d);
+	if (ret < 0)
+		pool_error(ret, &c, &p, &d, err);
+	pool_close(&p);
+	if (ret < 0)
+		return -1;
+	return check_prev(req, &c, got, err);
+}
+
+static int cmd_gc(struct cni_request *req, struct cni_error *err)
+{
+	struct cni_attachment *valid = NULL;
+	static struct ipam_conf c;
+	struct pool_diag d;
+	struct pool p;
+	int n, ret, released;
+
+	if (load(req, &c, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
+		return -1;
+	if (n < 0) {
+		log_info("GC: no cni.dev/valid-attachments in the config: releasing nothing");
+		free(valid);
+		return 0;
+	}
+	if (open_pool(req, &c, &p, &d, err) < 0) {
+		free(valid);
+		return -1;
+	}
+	ret = pool_gc(&p, valid, n, &released, &d);
+	if (ret < 0)
+		pool_error(ret, &c, &p, &d, err);
+	pool_close(&p);
+	free(valid);
+	if (ret == 0)
+		log_info("GC: released %d reservation(s) of %d valid attachment(s)", released, n);
+	return ret < 0 ? -1 : 0;
+}
+
+static int cmd_status(struct cni_request *req, struct cni_error *err)
+{
+	static struct ipam_conf c;
+	struct cni_error inner = { 0 };
+	struct pool_diag d;
+	struct pool p;
+	char set[96];
+	int ret;
+
+	if (load(req, &c, err) < 0)
+		return -1;
+	if (open_pool(req, &c, &p, &d, &inner) < 0)
+		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
+	ret = pool_status(&p, &d);
+	if (ret == -ENOSPC) {
+		set_name(&c, d.set, set, sizeof(set));
+		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "%s is exhausted: ADD would fail", set);
+	} else if (ret < 0) {
+		pool_error(ret, &c, &p, &d, &inner);
+		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
+	}
+	pool_close(&p);
+	return ret < 0 ? -1 : 0;
+}
+
+static const struct cni_plugin plugin = {
+	.name = "pool-ipam",
+	.about = "pool-ipam: file-locked, crash-safe IP address pool",
+	.cmd_add = cmd_add,
+	.cmd_del = cmd_del,
+	.cmd_check = cmd_check,
+	.cmd_status = cmd_status,
+	.cmd_gc = cmd_gc,
+};
+
+int main(int argc, char **argv)
+{
+	log_init("pool-ipam");
+	return cni_plugin_main(&plugin, argc, argv);
 }

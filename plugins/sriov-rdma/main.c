@@ -1,4 +1,62 @@
-int main(void)
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * sriov-rdma: moves an SR-IOV VF of a ConnectX NIC (netdev and RDMA
+ * device) into a pod's network namespace, and gives it back intact.
+ *
+ * Test hooks (environment): SRIOV_RDMA_SYSFS_ROOT, the root of the sysfs
+ * tree to read (default /sys); SRIOV_RDMA_PF_FAKE_DIR, a directory of the
+ * recording fake PF used instead of the kernel for VF properties.
+ */
+#include "log.h"
+#include "sriov.h"
+
+static int setup_log(struct cni_request *req, struct cni_error *err)
 {
-	return 0;
+	log_set_context(cni_cmd_name(req->env.command), req->env.container_id, req->env.ifname);
+	return sriov_log_setup(req, err);
+}
+
+static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
+{
+	return setup_log(req, err) ? -1 : sriov_cmd_add(req, res, err);
+}
+
+static int cmd_del(struct cni_request *req, struct cni_error *err)
+{
+	return setup_log(req, err) ? -1 : sriov_cmd_del(req, err);
+}
+
+static int cmd_check(struct cni_request *req, struct cni_error *err)
+{
+	return setup_log(req, err) ? -1 : sriov_cmd_check(req, err);
+}
+
+static int cmd_status(struct cni_request *req, struct cni_error *err)
+{
+	return setup_log(req, err) ? -1 : sriov_cmd_status(req, err);
+}
+
+static int cmd_gc(struct cni_request *req, struct cni_error *err)
+{
+	return setup_log(req, err) ? -1 : sriov_cmd_gc(req, err);
+}
+
+static const struct cni_plugin plugin = {
+	.name = "sriov-rdma",
+	.about = "SR-IOV VF netdev and RDMA device into a pod network namespace",
+	.cmd_add = cmd_add,
+	.cmd_del = cmd_del,
+	.cmd_check = cmd_check,
+	.cmd_status = cmd_status,
+	.cmd_gc = cmd_gc,
+};
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	log_init(plugin.name);
+	ret = cni_plugin_main(&plugin, argc, argv);
+	log_close();
+	return ret;
 }

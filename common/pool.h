@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pool: the on-disk address store of pool-ipam and its allocator.
+ *
+ * A network's store is the directory <dataDir>/<network>/ (0700):
+ *   lock                      flock'd by every operation (pool_open)
+ *   tmp/                      temp files; any found under the lock is a dead writer's
+ *   a-<address>               one reservation: a checksummed JSON record
+ *   c-<containerID>:<ifname>.<set>
+ *                             a hard link to the same record, the lookup index
+ *   r-<address>               a released address resting (releaseCooldown), by mtime
+ *   last.<set>                the last address handed out in the set (round-robin)
+ * A record is created in tmp/, fsync'd, then linked to a- (EEXIST: taken)
+ * and to c-, so a complete reservation has two links; a lone a- or c-
+ * (st_nlink == 1) is an ADD killed half-way that never returned: it is
+ * reclaimed when met. One directory fsync commits each change.
+ *
+ * Every call but pool_open/pool_close runs under the lock pool_open took.
+ * Failures return -errno and fill a struct pool_diag for the message:
+ *   -EBADMSG        a record is corrupt (diag.file, diag.addr)
+ *   -ENOSPC         a range set is full (diag.set)
+ *   -EADDRINUSE     a requested address is held (diag.addr, diag.holder)
+ *   -EADDRNOTAVAIL  a requested address is in no range or not usable (diag.addr)
+ *   -EINVAL         two requested addresses for one range set (diag.set)
+ *   -ENOENT         (pool_check) the reservation of diag.set is missing (diag.file)
+ *   -ETIMEDOUT      the lock was not obtained in time
+ */
+#ifndef POOL_H
+#define POOL_H
+
+#include <limits.h>
+#include "cni.h"
+#include "ipam.h"
+
+#define POOL_LOCK_TIMEOUT_MS	30000
+#define POOL_DEFAULT_PROC_ROOT	"/proc"
+
+struct pool {
+	const struct ipam_conf *conf;
+	char path[PATH_MAX];		/* <dataDir>/<network> */
+	int dirfd, tmpfd, lockfd;
+	char boot_id[64];
+};
+
+struct pool_owner {
+	const char *container_id;
+	const char *ifname;
+	const char *netns;		/* NULL or "" when unknown (DEL) */
+};
+
+struct pool_diag {
+	int set;			/* -1 when not about a set */
+	char file[PATH_MAX + 320];
+	char addr[IPAM_ADDR_STRLEN];
+	char holder[280];		/* "containerID:ifname" */
+};
+
+/* The kernel's boot ID from <proc_root>/sys/kernel/random/boot_id. */
+int pool_boot_id(const char *proc_root, char *buf, size_t len);
+
+/*
+ * Open (creating) the store of `network` under conf->data_dir, take its
+ * lock (waiting up to timeout_ms) and clear tmp/. A symlink in the path is
+ * -ELOOP (diag.file names the path).
+ */
+int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
+	      const char *proc_root, unsigned timeout_ms, struct pool_diag *d);
+void pool_close(struct pool *p);
+
+/*
+ * One address per range set into out[] (conf->n_sets entries). An owner
+ * that already holds reservations gets them back. req[] (n_req) are
+ * static requests, each for the set that contains it.
+ */
+int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr *req, int n_req,
+	     struct ipam_addr out[IPAM_MAX_SETS], struct pool_diag *d);
+/* Release every reservation of the owner; none is success. *released counts them. */
+int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d);
+/* Every set must hold a complete reservation for the owner: out[] gets them. */
+int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
+	       struct pool_diag *d);
+/* Release reservations not in valid[] and those of an earlier boot. */
+int pool_gc(struct pool *p, const struct cni_attachment *valid, int n_valid, int *released,
+	    struct pool_diag *d);
+/* -ENOSPC (diag.set) when a set has no address to give, counting earlier-boot records as free. */
+int pool_status(struct pool *p, struct pool_diag *d);
+
+#endif

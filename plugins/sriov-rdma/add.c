@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ADD: a straight list of steps, each with its undo. Everything is checked
+ * before the first step; when a step fails, the steps before it are undone
+ * in reverse order, so a failed ADD leaves the VF on the host as it was,
+ * its address released and no record behind.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "link.h"
+#include "log.h"
+#include "netns.h"
+#include "state.h"
+#include "sriov.h"
+
+struct add_ctx {
+	struct cni_request *req;
+	struct sriov_conf conf;
+	struct vf_dev vf;
+	int state_fd;
+	int pci_fd;
+	int pod_fd;
+	struct vf_claim claim;
+	struct vf_pf *pf;
+	struct sriov_record rec;
+	struct cni_result ipam;
+};
+
+struct add_step {
+	const char *name;
+	int (*run)(struct add_ctx *c, struct cni_error *err);
+	void (*undo)(struct add_ctx *c);
+};
+
+/* ---- claim: lock + in-use marker ---- */
+
+static int claim_run(struct add_ctx *c, struct cni_error *err)
+{
+	const char *netns = c->req->env.netns;
+	int ret;
+
+	ret = vf_claim_take(c->pci_fd, c->vf.bdf, netns, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	if (ret == -EBUSY) {
+		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s",
+			   c->vf.bdf, c->claim.owner);
+		cni_error_details(err, "another pod holds this VF; the device plugin allocated it "
+				  "twice, or that pod's DEL has not run yet");
+		return ret;
+	}
+	if (ret == -ETIMEDOUT)
+		return cni_errorf(err, CNI_ERR_TRY_AGAIN,
+				  "deviceID %s: another ADD or DEL holds the VF's lock; try again",
+				  c->vf.bdf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF in %s/%s: %s",
+				  c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
+	if (c->claim.owner[0])
+		log_info("VF %s: taking over the stale claim of %s", c->vf.bdf, c->claim.owner);
+	ret = vf_claim_mark(&c->claim, netns);
+	if (ret < 0) {
+		vf_claim_release(&c->claim);
+		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot write the in-use marker: %s",
+				  c->vf.bdf, strerror(-ret));
+	}
+	return 0;
+}
+
+static void claim_undo(struct add_ctx *c)
+{
+	int ret = vf_claim_clear(&c->claim);
+
+	if (ret < 0)
+		log_error("VF %s: cannot remove the in-use marker: %s", c->vf.bdf, strerror(-ret));
+}
+
+/* ---- VF properties on the PF ---- */
+
+static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
+{
+	struct vf_config now;
+	int ret;
+
+	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
+	if (!c->conf.vf.mask)
+		return 0;
+	ret = vf_pf_open(c->vf.pf_netdev, c->conf.pf_fake_dir, &c->pf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
+				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
+	ret = vf_pf_get(c->pf, c->vf.vf_index, &now);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
+				  c->vf.bdf, c->vf.vf_index, c->vf.pf_netdev, strerror(-ret));
+	c->rec.vf_orig = now;
+	c->rec.vf_orig.mask = now.mask & c->conf.vf.mask;
+	ret = vf_pf_set(c->pf, c->vf.vf_index, &c->conf.vf);
+	if (ret < 0) {
+		/* Some fields may be set already: undo them now, as this step's undo won't run. */
+		vf_pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+		return cni_errorf(err, CNI_ERR_PLUGIN,
+				  "deviceID %s: PF %s refused the VF %d settings: %s", c->vf.bdf,
+				  c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
+	}
+	c->rec.vf_applied = c->conf.vf;
+	return 0;
+}
+
+static void vfcfg_undo(struct add_ctx *c)
+{
+	int ret;
+
+	if (!c->pf)
+		return;
+	ret = vf_pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+	if (ret < 0)
+		log_error("VF %s: cannot restore its settings on PF %s: %s", c->vf.bdf,
+			  c->vf.pf_netdev, strerror(-ret));
+}
+
+/* ---- the netdev into the pod ---- */
+
+static void netdev_undo(struct add_ctx *c);
+
+static void pod_sysctls(struct add_ctx *c)
+{
+	int saved, ret;
+
+	if (netns_enter(c->pod_fd, &saved) < 0)
+		return;
+	/* Peers learn the new MAC as soon as the link comes up, and again on every address. */
+	ret = link_sysctl_set("ipv4", c->req->env.ifname, "arp_notify", "1");
+	if (ret < 0)
+		log_warn("arp_notify on %s: %s", c->req->env.ifname, strerror(-ret));
+	ret = link_sysctl_set("ipv6", c->req->env.ifname, "ndisc_notify", "1");
+	if (ret < 0 && ret != -ENOENT)
+		log_warn("ndisc_notify on %s: %s", c->req->env.ifname, strerror(-ret));
+	netns_leave(saved);
+}
+
+static int netdev_run(struct add_ctx *c, struct cni_error *err)
+{
+	const char *ifname = c->req->env.ifname;
+	struct link_sock *ls;
+	struct link_info li;
+	int ret;
+
+	if (c->vf.dpdk) {
+		log_info("VF %s is bound to %s (DPDK): no netdev to move", c->vf.bdf, c->vf.driver);
+		return 0;
+	}
+	if (!c->vf.netdev[0])
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
+				  "deviceID %s: the VF has no netdev on the host (driver \"%s\")",
+				  c->vf.bdf, c->vf.driver);
+	ret = link_sock_open(&ls);
+	if (ret == 0) {
+		ret = link_get_by_name(ls, c->vf.netdev, &li);
+		link_sock_close(ls);
+	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
+				  "deviceID %s: netdev %s: %s", c->vf.bdf, c->vf.netdev,
+				  strerror(-ret));
+	memcpy(c->rec.host_ifname, li.name, IFNAMSIZ);
+	memcpy(c->rec.host_mac, li.mac, 6);
+	c->rec.host_mtu = li.mtu;
+	c->rec.host_up = li.up;
+
+	ret = sriov_netdev_to_pod(c->vf.netdev, c->pod_fd, ifname,
+				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu);
+	if (ret == -EEXIST)
+		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
+				  "CNI_IFNAME %s: already exists in %s; the VF stays on the host as %s",
+				  ifname, c->req->env.netns, c->vf.netdev);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot move %s into %s as %s: %s",
+				  c->vf.bdf, c->vf.netdev, c->req->env.netns, ifname,
+				  strerror(-ret));
+	ret = link_sock_open_in(c->pod_fd, &ls);
+	if (ret == 0) {
+		ret = link_get_by_name(ls, ifname, &li);
+		link_sock_close(ls);
+	}
+	if (ret < 0) {
+		/* A failing step undoes itself: only the steps before it are unwound. */
+		netdev_undo(c);
+		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
+				  strerror(-ret));
+	}
+	memcpy(c->rec.pod_mac, li.mac, 6);
+	c->rec.pod_mtu = li.mtu;
+	pod_sysctls(c);
+	return 0;
+}
+
+static void netdev_undo(struct add_ctx *c)
+{
+	bool found;
+	int ret;
+
+	if (c->vf.dpdk)
+		return;
+	ret = sriov_netdev_to_host(&c->rec, c->pod_fd, c->conf.sysfs_root, &found);
+	if (ret < 0 || !found)
+		log_error("VF %s: cannot return %s to the host: %s", c->vf.bdf, c->rec.host_ifname,
+			  ret < 0 ? strerror(-ret) : "not found");
+}
+
+/* ---- IPAM ---- */
+
+static void ipam_undo(struct add_ctx *c)
+{
+	struct cni_error ignored = { 0 };
+
+	if (c->conf.ipam_type &&
+	    cni_delegate(c->req, c->conf.ipam_type, CNI_CMD_DEL, NULL, &ignored))
+		log_error("ipam %s DEL: %s", c->conf.ipam_type, ignored.msg);
+}
+
+static int ipam_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->conf.ipam_type)
+		return 0;
+	if (cni_delegate(c->req, c->conf.ipam_type, CNI_CMD_ADD, &c->ipam, err))
+		return -EIO;
+	if (c->ipam.n_ips < 1) {
+		ipam_undo(c);
+		cni_errorf(err, CNI_ERR_PLUGIN, "ipam %s returned no IP address", c->conf.ipam_type);
+		cni_error_details(err, "a pool must give each attachment an address: check the ipam section");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- addresses and routes in the pod ---- */
+
+static void announce(struct add_ctx *c, int ifindex)
+{
+	int saved, i, ret;
+
+	if (netns_enter(c->pod_fd, &saved) < 0)
+		return;
+	for (i = 0; i < c->ipam.n_ips; i++) {
+		ret = link_announce(ifindex, c->rec.pod_mac, c->ipam.ips[i].address);
+		if (ret < 0)
+			log_warn("announcing %s: %s", c->ipam.ips[i].address, strerror(-ret));
+	}
+	netns_leave(saved);
+}
+
+/* No undo: addresses and routes leave with the netdev when it changes namespace. */
+static int addr_run(struct add_ctx *c, struct cni_error *err)
+{
+	const char *ifname = c->req->env.ifname;
+	struct link_sock *ls;
+	struct link_info li;
+	int i, ret;
+
+	for (i = 0; i < c->ipam.n_ips; i++)
+		snprintf(c->rec.addrs[i], sizeof(c->rec.addrs[i]), "%s", c->ipam.ips[i].address);
+	c->rec.n_addrs = c->ipam.n_ips;
+	if (c->vf.dpdk || !c->ipam.n_ips)
+		return 0;
+	ret = link_sock_open_in(c->pod_fd, &ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: %s", c->req->env.netns, strerror(-ret));
+	ret = link_get_by_name(ls, ifname, &li);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
+			   strerror(-ret));
+		goto out;
+	}
+	for (i = 0; i < c->ipam.n_ips; i++) {
+		ret = link_addr_add(ls, li.ifindex, c->ipam.ips[i].address);
+		if (ret < 0) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "address %s on %s: %s",
+				   c->ipam.ips[i].address, ifname, strerror(-ret));
+			goto out;
+		}
+	}
+	for (i = 0; i < c->ipam.n_routes; i++) {
+		ret = link_route_add(ls, li.ifindex, &c->ipam.routes[i]);
+		if (ret < 0) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "route to %s via %s on %s: %s",
+				   c->ipam.routes[i].dst, c->ipam.routes[i].gw[0] ?
+				   c->ipam.routes[i].gw : "(link)", ifname, strerror(-ret));
+			cni_error_details(err, "the gateway must be reachable through an address "
+					  "the ipam gives this interface");
+			goto out;
+		}
+	}
+	announce(c, li.ifindex);
+out:
+	link_sock_close(ls);
+	return ret;
+}
+
+/* ---- device-info file ---- */
+
+static int devinfo_run(struct add_ctx *c, struct cni_error *err)
+{
+	int ret;
+
+	if (!c->conf.devinfo_file)
+		return 0;
+	ret = sriov_devinfo_write(c->conf.devinfo_file, c->vf.bdf, c->vf.pf_bdf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO,
+				  "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot write it: %s",
+				  c->conf.devinfo_file, strerror(-ret));
+	snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s", c->conf.devinfo_file);
+	return 0;
+}
+
+static void devinfo_undo(struct add_ctx *c)
+{
+	if (c->rec.devinfo_file[0])
+		sriov_devinfo_remove(c->rec.devinfo_file);
+}
+
+/* ---- the record DEL will work from ---- */
+
+static int record_run(struct add_ctx *c, struct cni_error *err)
+{
+	int ret = sriov_record_write(c->state_fd, &c->rec);
+
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
+	return 0;
+}
+
+static void record_undo(struct add_ctx *c)
+{
+	sriov_record_remove(c->state_fd, &c->rec);
+}
+
+/*
+ * In order; each undo reverts its own step. The RDMA device moves right
+ * after the netdev, so that the IPAM and everything after it see both in
+ * the pod.
+ */
+static const struct add_step add_steps[] = {
+	{ "claim",	claim_run,	claim_undo },
+	{ "vf-config",	vfcfg_run,	vfcfg_undo },
+	{ "netdev",	netdev_run,	netdev_undo },
+	{ "ipam",	ipam_run,	ipam_undo },
+	{ "address",	addr_run,	NULL },
+	{ "devinfo",	devinfo_run,	devinfo_undo },
+	{ "record",	record_run,	record_undo },
+};
+
+static int run_steps(struct add_ctx *c, struct cni_error *err)
+{
+	int n = (int)(sizeof(add_steps) / sizeof(add_steps[0]));
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (add_steps[i].run(c, err) == 0)
+			continue;
+		log_error("ADD failed at %s: %s", add_steps[i].name, err->msg);
+		while (--i >= 0)
+			if (add_steps[i].undo)
+				add_steps[i].undo(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- checks before any change ---- */
+
+static int lookup_vf(struct add_ctx *c, struct cni_error *err)
+{
+	int ret = vf_lookup(c->conf.sysfs_root, c->conf.bdf, &c->vf);
+
+	if (ret == -ENODEV)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
+				  "deviceID %s: no such PCI device in %s/bus/pci/devices",
+				  c->conf.bdf, c->conf.sysfs_root);
+	if (ret == -ENOTSUP)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "deviceID %s: not an SR-IOV VF (it has no physfn); "
+				  "name a VF's PCI address", c->conf.bdf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: %s", c->conf.bdf, strerror(-ret));
+	return 0;
+}
+
+static int open_pod(struct add_ctx *c, struct cni_error *err)
+{
+	const char *netns = c->req->env.netns;
+	struct link_sock *ls;
+	struct link_info li;
+	int ret;
+
+	ret = netns_open(netns, &c->pod_fd);
+	if (ret == -ENOENT)
+		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: no such namespace", netns);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: not a network namespace (%s)",
+				  netns, strerror(-ret));
+	if (c->vf.dpdk)
+		return 0;
+	ret = link_sock_open_in(c->pod_fd, &ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", netns, strerror(-ret));
+	ret = link_get_by_name(ls, c->req->env.ifname, &li);
+	link_sock_close(ls);
+	if (ret == 0)
+		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
+				  "CNI_IFNAME %s: already exists in %s; choose another interface name",
+				  c->req->env.ifname, netns);
+	return 0;
+}
+
+static int open_state(struct add_ctx *c, struct cni_error *err)
+{
+	int ret = state_dir_open(c->conf.state_dir, &c->state_fd);
+
+	if (ret == 0)
+		ret = state_subdir_open(c->state_fd, SRIOV_PCI_SUBDIR, &c->pci_fd);
+	/* O_NOFOLLOW|O_DIRECTORY reports a symlink as ENOTDIR, or ELOOP. */
+	if (ret == -ELOOP || ret == -ENOTDIR)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "stateDir %s: a component is a symlink or not a directory; "
+				  "name a real directory", c->conf.state_dir);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", c->conf.state_dir,
+				  strerror(-ret));
+	return 0;
+}
+
+static void fill_result(struct add_ctx *c, struct cni_result *res)
+{
+	struct cni_iface *ifc = &res->ifaces[0];
+	struct vf_config now;
+	int i;
+
+	cni_result_init(res);
+	res->n_ifaces = 1;
+	snprintf(ifc->name, sizeof(ifc->name), "%s", c->req->env.ifname);
+	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
+	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
+	if (!c->vf.dpdk) {
+		link_mac_format(c->rec.pod_mac, ifc->mac);
+		ifc->mtu = c->rec.pod_mtu;
+	} else if (c->conf.has_mac) {
+		link_mac_format(c->conf.mac, ifc->mac);
+	} else if (c->pf && vf_pf_get(c->pf, c->vf.vf_index, &now) == 0 &&
+		   (now.mask & VF_CFG_MAC)) {
+		link_mac_format(now.mac, ifc->mac);
+	}
+	res->n_ips = c->ipam.n_ips;
+	for (i = 0; i < c->ipam.n_ips; i++) {
+		res->ips[i] = c->ipam.ips[i];
+		res->ips[i].iface = 0;
+	}
+	res->n_routes = c->ipam.n_routes;
+	memcpy(res->routes, c->ipam.routes, sizeof(res->routes));
+	res->dns = c->ipam.dns;
+}
+
+static void log_success(struct add_ctx *c)
+{
+	char mac[18], addrs[256] = "";
+	size_t off = 0;
+	int i;
+
+	link_mac_format(c->rec.pod_mac, mac);
+	for (i = 0; i < c->rec.n_addrs && off < sizeof(addrs); i++)
+		off += (size_t)snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? "," : "",
+					c->rec.addrs[i]);
+	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s", c->vf.bdf,
+		 c->vf.dpdk ? "(dpdk)" : c->rec.host_ifname, c->req->env.ifname,
+		 c->req->env.netns, mac, c->rec.n_addrs ? addrs : "none");
+}
+
+int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
+{
+	struct add_ctx *c;
+	int ret = -1;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	c->req = req;
+	c->state_fd = c->pci_fd = c->pod_fd = -1;
+	c->claim.lock_fd = -1;
+	cni_result_init(&c->ipam);
+	if (sriov_conf_parse(req, &c->conf, err) || lookup_vf(c, err) || open_pod(c, err) ||
+	    open_state(c, err))
+		goto out;
+	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
+	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
+	snprintf(c->rec.netns, sizeof(c->rec.netns), "%s", req->env.netns);
+	memcpy(c->rec.bdf, c->vf.bdf, sizeof(c->rec.bdf));
+	memcpy(c->rec.pf_bdf, c->vf.pf_bdf, sizeof(c->rec.pf_bdf));
+	memcpy(c->rec.pf_netdev, c->vf.pf_netdev, sizeof(c->rec.pf_netdev));
+	c->rec.vf_index = c->vf.vf_index;
+	c->rec.dpdk = c->vf.dpdk;
+	if (run_steps(c, err))
+		goto out;
+	fill_result(c, res);
+	log_success(c);
+	ret = 0;
+out:
+	vf_claim_release(&c->claim);
+	vf_pf_close(c->pf);
+	if (c->pod_fd >= 0)
+		close(c->pod_fd);
+	if (c->pci_fd >= 0)
+		close(c->pci_fd);
+	if (c->state_fd >= 0)
+		close(c->state_fd);
+	free(c);
+	return ret;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * GC and STATUS (CNI 1.1).
+ *
+ * GC returns the VFs of attachments the runtime no longer knows to the
+ * host and forgets them, then forwards to the IPAM. Without the
+ * cni.dev/valid-attachments key nothing is released: a runtime that sends
+ * none (cnitool gc) has not said which attachments are alive.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "state.h"
+#include "sriov.h"
+
+static bool is_record_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 5 && !strcmp(name + len - 5, ".json") && strchr(name, ':') &&
+	       name[0] != '.';
+}
+
+static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
+		   const char *sysfs_root, const char *fake, struct cni_error *err)
+{
+	struct cni_error one;
+	struct sriov_record rec;
+	struct dirent *de;
+	DIR *dir;
+	int fd, ret;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s", strerror(errno));
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s", strerror(errno));
+	}
+	while ((de = readdir(dir)) != NULL) {
+		if (!is_record_name(de->d_name))
+			continue;
+		ret = sriov_record_read(dirfd, de->d_name, &rec);
+		if (ret < 0) {
+			log_warn("GC: skipping unreadable record %s: %s", de->d_name, strerror(-ret));
+			continue;
+		}
+		if (cni_attachment_valid(valid, n_valid, rec.container_id, rec.ifname))
+			continue;
+		log_info("GC: %s:%s is no longer attached: releasing VF %s", rec.container_id,
+			 rec.ifname, rec.bdf);
+		memset(&one, 0, sizeof(one));
+		/* The spec: keep going past a failure; report the first one. */
+		if (sriov_release(&rec, rec.netns, dirfd, sysfs_root, fake, &one) && !err->code)
+			*err = one;
+	}
+	closedir(dir);
+	return err->code ? -1 : 0;
+}
+
+int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
+{
+	struct cni_attachment *valid = NULL;
+	struct cni_error ipam_err = { 0 };
+	const char *state_dir, *sysfs_root, *fake, *ipam;
+	int n = -1, dirfd = -1, ret;
+
+	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&sysfs_root, &fake, err) ||
+	    cni_gc_valid_attachments(req, &valid, &n, err))
+		return -1;
+	if (n >= 0) {
+		ret = state_dir_open(state_dir, &dirfd);
+		if (ret < 0)
+			cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", state_dir, strerror(-ret));
+		else
+			collect(dirfd, valid, n, sysfs_root, fake, err);
+	}
+	ipam = sriov_ipam_type(req);
+	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)
+		*err = ipam_err;
+	if (dirfd >= 0)
+		close(dirfd);
+	free(valid);
+	return err->code ? -1 : 0;
+}
+
+int sriov_cmd_status(struct cni_request *req, struct cni_error *err)
+{
+	const char *state_dir, *ipam;
+	int dirfd, ret;
+
+	if (sriov_state_dir(req, &state_dir, err))
+		return -1;
+	ret = state_dir_open(state_dir, &dirfd);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "stateDir %s: %s: ADD cannot record "
+				  "attachments", state_dir, strerror(-ret));
+	close(dirfd);
+	ipam = sriov_ipam_type(req);
+	if (ipam && cni_delegate(req, ipam, CNI_CMD_STATUS, NULL, err))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The network configuration of sriov-rdma: every field is read and checked
+ * here, before anything on the host changes, and every error names the
+ * field and the fix (code 7).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include "conf.h"
+#include "link.h"
+#include "log.h"
+#include "sriov.h"
+
+static const char *const known_keys[] = {
+	"cniVersion", "cniVersions", "name", "type", "ipam", "dns", "args", "runtimeConfig",
+	"prevResult", "capabilities", "deviceID", "pciBusID", "vlan", "vlanQoS", "vlanProto",
+	"mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "mtu",
+	"stateDir", "logLevel", "logFile", NULL,
+};
+
+static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
+static const char *const link_states[] = { "auto", "enable", "disable", NULL };
+
+/* A path the plugin opens: absolute, and never climbing out with "..". */
+static bool path_is_safe(const char *p)
+{
+	const char *c;
+
+	if (p[0] != '/')
+		return false;
+	for (c = p; (c = strstr(c, "..")) != NULL; c += 2) {
+		bool starts = c[-1] == '/';
+		bool ends = c[2] == '/' || c[2] == '\0';
+
+		if (starts && ends)
+			return false;
+	}
+	return true;
+}
+
+int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err)
+{
+	*dir = SRIOV_DEFAULT_STATE_DIR;
+	if (conf_string(req->conf, "", "stateDir", dir, false, err))
+		return -EINVAL;
+	if (!path_is_safe(*dir)) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "stateDir: \"%s\" must be an absolute path without \"..\"", *dir);
+		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
+{
+	const char *level = NULL, *file = NULL;
+	enum log_level lvl;
+	int ret;
+
+	if (conf_string(req->conf, "", "logLevel", &level, false, err) ||
+	    conf_string(req->conf, "", "logFile", &file, false, err))
+		return -EINVAL;
+	if (level) {
+		if (log_level_parse(level, &lvl) < 0) {
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				   "logLevel: \"%s\" is not a level (want panic, error, warning, info or debug)",
+				   level);
+			return -EINVAL;
+		}
+		log_set_level(lvl);
+	}
+	if (file && file[0]) {
+		if (!path_is_safe(file)) {
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
+			return -EINVAL;
+		}
+		ret = log_set_file(file);
+		if (ret < 0) {
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "logFile: cannot open \"%s\": %s",
+				   file, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+const char *sriov_ipam_type(const struct cni_request *req)
+{
+	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ipam, "type");
+
+	return cJSON_IsString(type) && type->valuestring[0] ? type->valuestring : NULL;
+}
+
+static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
+		      struct cni_error *err)
+{
+	const cJSON *ipam;
+
+	if (conf_object(req->conf, "", "ipam", &ipam, err))
+		return -EINVAL;
+	conf->ipam_type = NULL;
+	if (!ipam || !cJSON_GetObjectItemCaseSensitive(ipam, "type"))
+		return 0;
+	if (conf_string(ipam, "ipam", "type", &conf->ipam_type, true, err))
+		return -EINVAL;
+	if (!cni_valid_network_name(conf->ipam_type)) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "ipam.type: \"%s\" is not a plugin name", conf->ipam_type);
+		cni_error_details(err, "name a plugin binary in CNI_PATH, e.g. \"pool-ipam\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* runtimeConfig.deviceID, then deviceID, then Multus' pciBusID. */
+static int parse_device_id(const struct cni_request *req, struct sriov_conf *conf,
+			   struct cni_error *err)
+{
+	const char *id = NULL, *field = "deviceID";
+
+	if (req->runtime_config &&
+	    conf_string(req->runtime_config, "runtimeConfig", "deviceID", &id, false, err))
+		return -EINVAL;
+	if (id)
+		field = "runtimeConfig.deviceID";
+	if (!id && conf_string(req->conf, "", "deviceID", &id, false, err))
+		return -EINVAL;
+	if (!id) {
+		if (conf_string(req->conf, "", "pciBusID", &id, false, err))
+			return -EINVAL;
+		field = "pciBusID";
+	}
+	if (!id) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "deviceID: required: the VF's PCI address (want DDDD:BB:DD.F)");
+		cni_error_details(err, "Multus fills it from the device plugin's allocation; "
+				  "set it in the config when calling the plugin directly");
+		return -EINVAL;
+	}
+	if (vf_bdf_parse(id, conf->bdf) < 0) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)", field, id);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_vlan(const struct cni_request *req, struct sriov_conf *conf,
+		      struct cni_error *err)
+{
+	long long vlan = 0, qos = 0;
+	bool has_vlan = false, has_qos = false;
+	int proto = -1;
+
+	if (conf_int(req->conf, "", "vlan", 0, 4094, &vlan, &has_vlan, err) ||
+	    conf_int(req->conf, "", "vlanQoS", 0, 7, &qos, &has_qos, err) ||
+	    conf_enum(req->conf, "", "vlanProto", vlan_protos, &proto, err))
+		return -EINVAL;
+	if (!has_vlan && !has_qos && proto < 0)
+		return 0;
+	if (qos && !vlan) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "vlanQoS: %lld needs a vlan: set vlan to 1..4094, or drop vlanQoS", qos);
+		return -EINVAL;
+	}
+	if (proto == 1 && !vlan) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "vlanProto: \"802.1ad\" needs a vlan: set vlan to 1..4094, or drop vlanProto");
+		return -EINVAL;
+	}
+	conf->vf.mask |= VF_CFG_VLAN;
+	conf->vf.vlan = (int)vlan;
+	conf->vf.qos = (int)qos;
+	conf->vf.vlan_proto = proto == 1 ? ETH_P_8021AD : ETH_P_8021Q;
+	return 0;
+}
+
+static int parse_mac_string(const char *field, const char *s, uint8_t mac[6],
+			    struct cni_error *err)
+{
+	if (link_mac_parse(s, mac) < 0) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "%s \"%s\": not a MAC address (want aa:bb:cc:dd:ee:ff)", field, s);
+		return -EINVAL;
+	}
+	if (mac[0] & 1) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "%s \"%s\": a multicast address cannot name a VF; use a unicast MAC "
+			   "(lowest bit of the first byte clear)", field, s);
+		return -EINVAL;
+	}
+	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5])) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "%s \"%s\": the all-zero address cannot name a VF; use a unicast MAC",
+			   field, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The effective MAC: runtimeConfig.mac, else CNI_ARGS MAC=, else mac (sriov-cni's order). */
+static int parse_mac(const struct cni_request *req, struct sriov_conf *conf,
+		     struct cni_error *err)
+{
+	const char *mac = NULL, *field = "runtimeConfig.mac";
+
+	if (req->runtime_config &&
+	    conf_string(req->runtime_config, "runtimeConfig", "mac", &mac, false, err))
+		return -EINVAL;
+	if (!mac) {
+		mac = cni_env_arg(&req->env, "MAC");
+		field = "CNI_ARGS MAC";
+	}
+	if (!mac) {
+		if (conf_string(req->conf, "", "mac", &mac, false, err))
+			return -EINVAL;
+		field = "mac";
+	}
+	if (!mac)
+		return 0;
+	if (parse_mac_string(field, mac, conf->mac, err))
+		return -EINVAL;
+	conf->has_mac = true;
+	/* As sriov-cni: the PF's admin MAC follows, so the VF keeps it across resets. */
+	conf->vf.mask |= VF_CFG_MAC;
+	memcpy(conf->vf.mac, conf->mac, 6);
+	return 0;
+}
+
+static int parse_vf_props(const struct cni_request *req, struct sriov_conf *conf,
+			  struct cni_error *err)
+{
+	static const int states[] = {
+		IFLA_VF_LINK_STATE_AUTO, IFLA_VF_LINK_STATE_ENABLE, IFLA_VF_LINK_STATE_DISABLE,
+	};
+	long long min = 0, max = 0;
+	bool has_min = false, has_max = false;
+	int spoofchk = -1, trust = -1, state = -1;
+
+	if (conf_onoff(req->conf, "", "spoofchk", &spoofchk, err) ||
+	    conf_onoff(req->conf, "", "trust", &trust, err) ||
+	    conf_enum(req->conf, "", "link_state", link_states, &state, err) ||
+	    conf_int(req->conf, "", "min_tx_rate", 0, UINT32_MAX, &min, &has_min, err) ||
+	    conf_int(req->conf, "", "max_tx_rate", 0, UINT32_MAX, &max, &has_max, err))
+		return -EINVAL;
+	if (spoofchk >= 0) {
+		conf->vf.mask |= VF_CFG_SPOOFCHK;
+		conf->vf.spoofchk = spoofchk;
+	}
+	if (trust >= 0) {
+		conf->vf.mask |= VF_CFG_TRUST;
+		conf->vf.trust = trust;
+	}
+	if (state >= 0) {
+		conf->vf.mask |= VF_CFG_LINK_STATE;
+		conf->vf.link_state = states[state];
+	}
+	if (has_min && has_max && max && min > max) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "min_tx_rate: %lld Mbps is above max_tx_rate (%lld Mbps); "
+			   "lower it or raise max_tx_rate (0 = no limit)", min, max);
+		return -EINVAL;
+	}
+	if (has_min || has_max) {
+		conf->vf.mask |= VF_CFG_RATE;
+		conf->vf.min_tx_rate = (unsigned)min;
+		conf->vf.max_tx_rate = (unsigned)max;
+	}
+	return 0;
+}
+
+int sriov_env_paths(const char **sysfs_root, const char **pf_fake_dir, struct cni_error *err)
+{
+	const char *root = getenv(SRIOV_ENV_SYSFS_ROOT);
+	const char *fake = getenv(SRIOV_ENV_PF_FAKE_DIR);
+
+	*sysfs_root = root && root[0] ? root : SRIOV_DEFAULT_SYSFS;
+	if (!path_is_safe(*sysfs_root)) {
+		cni_errorf(err, CNI_ERR_INVALID_ENV,
+			   "%s: \"%s\" must be an absolute path without \"..\"",
+			   SRIOV_ENV_SYSFS_ROOT, *sysfs_root);
+		return -EINVAL;
+	}
+	*pf_fake_dir = fake && fake[0] ? fake : NULL;
+	if (*pf_fake_dir && !path_is_safe(*pf_fake_dir)) {
+		cni_errorf(err, CNI_ERR_INVALID_ENV,
+			   "%s: \"%s\" must be an absolute path without \"..\"",
+			   SRIOV_ENV_PF_FAKE_DIR, *pf_fake_dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
+		     struct cni_error *err)
+{
+	long long mtu = 0;
+	bool has_mtu = false;
+
+	memset(conf, 0, sizeof(*conf));
+	if (conf_check_keys(req->conf, "", known_keys, err))
+		return -EINVAL;
+	if (sriov_env_paths(&conf->sysfs_root, &conf->pf_fake_dir, err) ||
+	    parse_device_id(req, conf, err) ||
+	    parse_vlan(req, conf, err) ||
+	    parse_mac(req, conf, err) ||
+	    parse_vf_props(req, conf, err) ||
+	    parse_ipam(req, conf, err) ||
+	    sriov_state_dir(req, &conf->state_dir, err))
+		return -EINVAL;
+	/* 68: the IPv4 minimum (RFC 791); 65535: the largest any netdev takes. */
+	if (conf_int(req->conf, "", "mtu", 68, 65535, &mtu, &has_mtu, err))
+		return -EINVAL;
+	conf->mtu = has_mtu ? (int)mtu : 0;
+	if (req->runtime_config &&
+	    conf_string(req->runtime_config, "runtimeConfig", "CNIDeviceInfoFile",
+			&conf->devinfo_file, false, err))
+		return -EINVAL;
+	if (conf->devinfo_file && !conf->devinfo_file[0])
+		conf->devinfo_file = NULL;
+	if (conf->devinfo_file && sriov_devinfo_validate(conf->devinfo_file, err))
+		return -EINVAL;
+	return 0;
+}

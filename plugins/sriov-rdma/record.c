@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The attachment record (<stateDir>/<containerID>:<ifname>.json) and the
+ * device-info file. The record holds what DEL needs to undo an ADD even
+ * when the config it gets differs or the pod's namespace is gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cni.h"
+#include "link.h"
+#include "state.h"
+#include "sriov.h"
+
+#define RECORD_VERSION 1
+
+void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len)
+{
+	/* ':' is in neither a container ID nor an ifname, so the name is unambiguous. */
+	snprintf(out, len, "%s:%s.json", container_id, ifname);
+}
+
+static int add_mac(cJSON *obj, const char *key, const uint8_t mac[6])
+{
+	char s[18];
+
+	link_mac_format(mac, s);
+	return cJSON_AddStringToObject(obj, key, s) ? 0 : -ENOMEM;
+}
+
+static cJSON *vfcfg_to_json(const struct vf_config *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o != NULL;
+
+	if (ok && (c->mask & VF_CFG_MAC))
+		ok = add_mac(o, "mac", c->mac) == 0;
+	if (ok && (c->mask & VF_CFG_VLAN))
+		ok = cJSON_AddNumberToObject(o, "vlan", c->vlan) &&
+		     cJSON_AddNumberToObject(o, "vlanQoS", c->qos) &&
+		     cJSON_AddNumberToObject(o, "vlanProto", c->vlan_proto);
+	if (ok && (c->mask & VF_CFG_SPOOFCHK))
+		ok = cJSON_AddBoolToObject(o, "spoofchk", c->spoofchk) != NULL;
+	if (ok && (c->mask & VF_CFG_TRUST))
+		ok = cJSON_AddBoolToObject(o, "trust", c->trust) != NULL;
+	if (ok && (c->mask & VF_CFG_LINK_STATE))
+		ok = cJSON_AddNumberToObject(o, "linkState", c->link_state) != NULL;
+	if (ok && (c->mask & VF_CFG_RATE))
+		ok = cJSON_AddNumberToObject(o, "minTxRate", c->min_tx_rate) &&
+		     cJSON_AddNumberToObject(o, "maxTxRate", c->max_tx_rate);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static bool get_num(const cJSON *o, const char *key, double *v)
+{
+	const cJSON *n = get(o, key);
+
+	if (!cJSON_IsNumber(n))
+		return false;
+	*v = n->valuedouble;
+	return true;
+}
+
+static int get_str(const cJSON *o, const char *key, char *out, size_t len, bool required)
+{
+	const cJSON *s = get(o, key);
+
+	if (!s && !required) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (!cJSON_IsString(s) || strlen(s->valuestring) >= len)
+		return -EBADMSG;
+	memcpy(out, s->valuestring, strlen(s->valuestring) + 1);
+	return 0;
+}
+
+static int get_mac(const cJSON *o, const char *key, uint8_t mac[6])
+{
+	const cJSON *s = get(o, key);
+
+	if (!cJSON_IsString(s) || link_mac_parse(s->valuestring, mac) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
+{
+	double v, q, p;
+
+	memset(c, 0, sizeof(*c));
+	if (!cJSON_IsObject(o))
+		return -EBADMSG;
+	if (get(o, "mac")) {
+		if (get_mac(o, "mac", c->mac))
+			return -EBADMSG;
+		c->mask |= VF_CFG_MAC;
+	}
+	if (get_num(o, "vlan", &v) && get_num(o, "vlanQoS", &q) && get_num(o, "vlanProto", &p)) {
+		c->vlan = (int)v;
+		c->qos = (int)q;
+		c->vlan_proto = (uint16_t)p;
+		c->mask |= VF_CFG_VLAN;
+	}
+	if (cJSON_IsBool(get(o, "spoofchk"))) {
+		c->spoofchk = cJSON_IsTrue(get(o, "spoofchk"));
+		c->mask |= VF_CFG_SPOOFCHK;
+	}
+	if (cJSON_IsBool(get(o, "trust"))) {
+		c->trust = cJSON_IsTrue(get(o, "trust"));
+		c->mask |= VF_CFG_TRUST;
+	}
+	if (get_num(o, "linkState", &v)) {
+		c->link_state = (int)v;
+		c->mask |= VF_CFG_LINK_STATE;
+	}
+	if (get_num(o, "minTxRate", &v) && get_num(o, "maxTxRate", &q)) {
+		c->min_tx_rate = (unsigned)v;
+		c->max_tx_rate = (unsigned)q;
+		c->mask |= VF_CFG_RATE;
+	}
+	return 0;
+}
+
+static cJSON *record_to_json(const struct sriov_record *r)
+{
+	cJSON *o = cJSON_CreateObject(), *addrs;
+	bool ok = o != NULL;
+	int i;
+
+	ok = ok && cJSON_AddNumberToObject(o, "version", RECORD_VERSION) &&
+	     cJSON_AddStringToObject(o, "containerID", r->container_id) &&
+	     cJSON_AddStringToObject(o, "ifname", r->ifname) &&
+	     cJSON_AddStringToObject(o, "netns", r->netns) &&
+	     cJSON_AddStringToObject(o, "deviceID", r->bdf) &&
+	     cJSON_AddStringToObject(o, "pfDeviceID", r->pf_bdf) &&
+	     cJSON_AddStringToObject(o, "pfNetdev", r->pf_netdev) &&
+	     cJSON_AddNumberToObject(o, "vfIndex", r->vf_index) &&
+	     cJSON_AddBoolToObject(o, "dpdk", r->dpdk) &&
+	     cJSON_AddStringToObject(o, "hostIfname", r->host_ifname) &&
+	     add_mac(o, "hostMac", r->host_mac) == 0 &&
+	     cJSON_AddNumberToObject(o, "hostMtu", r->host_mtu) &&
+	     cJSON_AddBoolToObject(o, "hostUp", r->host_up) &&
+	     add_mac(o, "podMac", r->pod_mac) == 0 &&
+	     cJSON_AddNumberToObject(o, "podMtu", r->pod_mtu) &&
+	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file);
+	if (ok)
+		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
+		     cJSON_AddItemToObject(o, "vfOriginal", vfcfg_to_json(&r->vf_orig));
+	addrs = ok ? cJSON_AddArrayToObject(o, "addresses") : NULL;
+	for (i = 0; addrs && i < r->n_addrs; i++)
+		if (!cJSON_AddItemToArray(addrs, cJSON_CreateString(r->addrs[i])))
+			addrs = NULL;
+	if (!addrs) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int record_from_json(const cJSON *o, struct sriov_record *r)
+{
+	const cJSON *addrs, *a;
+	double v;
+
+	memset(r, 0, sizeof(*r));
+	if (!get_num(o, "version", &v) || (int)v != RECORD_VERSION)
+		return -EBADMSG;
+	if (get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
+	    get_str(o, "ifname", r->ifname, sizeof(r->ifname), true) ||
+	    get_str(o, "netns", r->netns, sizeof(r->netns), false) ||
+	    get_str(o, "deviceID", r->bdf, sizeof(r->bdf), true) ||
+	    get_str(o, "pfDeviceID", r->pf_bdf, sizeof(r->pf_bdf), false) ||
+	    get_str(o, "pfNetdev", r->pf_netdev, sizeof(r->pf_netdev), false) ||
+	    get_str(o, "hostIfname", r->host_ifname, sizeof(r->host_ifname), false) ||
+	    get_str(o, "deviceInfoFile", r->devinfo_file, sizeof(r->devinfo_file), false) ||
+	    get_mac(o, "hostMac", r->host_mac) || get_mac(o, "podMac", r->pod_mac) ||
+	    vfcfg_from_json(get(o, "vfApplied"), &r->vf_applied) ||
+	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig))
+		return -EBADMSG;
+	if (!get_num(o, "vfIndex", &v))
+		return -EBADMSG;
+	r->vf_index = (int)v;
+	r->host_mtu = get_num(o, "hostMtu", &v) ? (int)v : 0;
+	r->pod_mtu = get_num(o, "podMtu", &v) ? (int)v : 0;
+	r->dpdk = cJSON_IsTrue(get(o, "dpdk"));
+	r->host_up = cJSON_IsTrue(get(o, "hostUp"));
+	addrs = get(o, "addresses");
+	cJSON_ArrayForEach(a, addrs) {
+		if (r->n_addrs >= CNI_MAX_IPS || !cJSON_IsString(a) ||
+		    strlen(a->valuestring) >= sizeof(r->addrs[0]))
+			return -EBADMSG;
+		strcpy(r->addrs[r->n_addrs++], a->valuestring);
+	}
+	/* The name came from a file: it must still be a valid ifname and BDF. */
+	if (!cni_valid_ifname(r->ifname) || (r->host_ifname[0] && !cni_valid_ifname(r->host_ifname)))
+		return -EBADMSG;
+	return 0;
+}
+
+int sriov_record_write(int dirfd, const struct sriov_record *rec)
+{
+	char name[512];
+	cJSON *o = record_to_json(rec);
+	int ret;
+
+	if (!o)
+		return -ENOMEM;
+	sriov_record_name(rec->container_id, rec->ifname, name, sizeof(name));
+	ret = state_write_json(dirfd, name, o, true);
+	cJSON_Delete(o);
+	return ret;
+}
+
+int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec)
+{
+	cJSON *o;
+	int ret;
+
+	ret = state_read_json(dirfd, name, &o);
+	if (ret < 0)
+		return ret;
+	ret = record_from_json(o, rec);
+	cJSON_Delete(o);
+	return ret;
+}
+
+int sriov_record_remove(int dirfd, const struct sriov_record *rec)
+{
+	char name[512];
+	int ret;
+
+	sriov_record_name(rec->container_id, rec->ifname, name, sizeof(name));
+	ret = state_remove(dirfd, name);
+	if (ret < 0)
+		return ret;
+	return state_fsync_dir(dirfd);
+}
+
+/* ---- device-info file (device-info-spec 1.1.0) ---- */
+
+int sriov_devinfo_validate(const char *path, struct cni_error *err)
+{
+	const char *c;
+
+	if (path[0] != '/' || path[strlen(path) - 1] == '/') {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path",
+			   path);
+		return -EINVAL;
+	}
+	for (c = path; (c = strstr(c, "/..")) != NULL; c += 3) {
+		if (c[3] == '/' || c[3] == '\0') {
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must not contain \"..\"",
+				   path);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Split into an opened parent directory and the base name. */
+static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t len = (size_t)(slash - path);
+
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	*base = slash + 1;
+	/*
+	 * The runtime owns this path (e.g. under /var/run, itself a symlink on
+	 * most distributions): follow its symlinks, unlike our state files.
+	 */
+	*dirfd = open(len ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *dirfd < 0 ? -errno : 0;
+}
+
+int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf)
+{
+	cJSON *o = NULL, *pci;
+	const char *base;
+	char *data = NULL, *text = NULL;
+	size_t len;
+	int dirfd, ret;
+
+	ret = devinfo_open_parent(path, &dirfd, &base);
+	if (ret < 0)
+		return ret;
+	/* Multus may have copied the device plugin's record here: keep what it says. */
+	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
+	if (ret == 0)
+		o = cJSON_Parse(data);
+	else if (ret != -ENOENT)
+		goto out;
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		o = cJSON_CreateObject();
+	}
+	ret = -ENOMEM;
+	if (!o)
+		goto out;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "type");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "version");
+	if (!cJSON_AddStringToObject(o, "type", "pci") ||
+	    !cJSON_AddStringToObject(o, "version", "1.1.0"))
+		goto out;
+	pci = cJSON_GetObjectItemCaseSensitive(o, "pci");
+	if (!cJSON_IsObject(pci)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "pci");
+		pci = cJSON_AddObjectToObject(o, "pci");
+	}
+	if (!pci)
+		goto out;
+	cJSON_DeleteItemFromObjectCaseSensitive(pci, "pci-address");
+	cJSON_DeleteItemFromObjectCaseSensitive(pci, "pf-pci-address");
+	if (!cJSON_AddStringToObject(pci, "pci-address", bdf) ||
+	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)))
+		goto out;
+	text = cJSON_PrintUnformatted(o);
+	if (!text)
+		goto out;
+	ret = state_write_atomic(dirfd, base, text, strlen(text), true);
+out:
+	free(text);
+	cJSON_Delete(o);
+	free(data);
+	close(dirfd);
+	return ret;
+}
+
+int sriov_devinfo_remove(const char *path)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sriov-rdma: the plugin's own declarations, shared by its commands.
+ *
+ * netconf.c parses and validates the configuration (nothing on the host is
+ * touched before it succeeds), record.c keeps the attachment record and the
+ * device-info file, vfnet.c moves the VF netdev between namespaces, and
+ * add.c, del.c, check.c and gc.c implement the commands on top of them.
+ */
+#ifndef SRIOV_H
+#define SRIOV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <cjson/cJSON.h>
+#include "cni.h"
+#include "vf.h"
+
+#define SRIOV_DEFAULT_STATE_DIR	"/var/lib/cni/sriov-rdma"
+#define SRIOV_DEFAULT_SYSFS	"/sys"
+/* Test hooks: a sysfs tree modelling the NIC, and the recording fake PF. */
+#define SRIOV_ENV_SYSFS_ROOT	"SRIOV_RDMA_SYSFS_ROOT"
+#define SRIOV_ENV_PF_FAKE_DIR	"SRIOV_RDMA_PF_FAKE_DIR"
+/* How long an ADD or DEL waits for another one holding the same VF. */
+#define SRIOV_LOCK_TIMEOUT_MS	30000
+#define SRIOV_PCI_SUBDIR	"pci"
+
+struct sriov_conf {
+	char bdf[VF_BDF_LEN];
+	struct vf_config vf;		/* only the fields the config asks for */
+	bool has_mac;			/* effective MAC for the pod netdev */
+	uint8_t mac[6];
+	int mtu;			/* 0: keep the VF's */
+	const char *state_dir;
+	const char *sysfs_root;
+	const char *pf_fake_dir;	/* NULL: the kernel */
+	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile or NULL */
+	const char *ipam_type;		/* NULL: no IPAM */
+};
+
+/*
+ * What an ADD changed, enough for DEL, CHECK and GC to undo or verify it
+ * without the configuration (which may have changed since).
+ */
+struct sriov_record {
+	char container_id[256];
+	char ifname[IFNAMSIZ];
+	char netns[4096];
+	char bdf[VF_BDF_LEN];
+	char pf_bdf[VF_BDF_LEN];
+	char pf_netdev[IFNAMSIZ];
+	int vf_index;
+	bool dpdk;
+	char host_ifname[IFNAMSIZ];	/* the VF netdev's name on the host */
+	uint8_t host_mac[6];
+	int host_mtu;
+	bool host_up;
+	uint8_t pod_mac[6];
+	int pod_mtu;
+	struct vf_config vf_applied;	/* what was set on the PF */
+	struct vf_config vf_orig;	/* the same fields before */
+	char devinfo_file[4096];	/* "" when none was written */
+	int n_addrs;
+	char addrs[CNI_MAX_IPS][64];
+};
+
+/* netconf.c */
+int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
+		     struct cni_error *err);
+/* The "ipam" of the config, for delegation; NULL when there is none. */
+const char *sriov_ipam_type(const struct cni_request *req);
+/* stateDir alone (DEL, GC and STATUS must work with a partial config). */
+int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
+/* SRIOV_RDMA_SYSFS_ROOT (default /sys) and SRIOV_RDMA_PF_FAKE_DIR (NULL: the kernel). */
+int sriov_env_paths(const char **sysfs_root, const char **pf_fake_dir, struct cni_error *err);
+/* logLevel and logFile. */
+int sriov_log_setup(const struct cni_request *req, struct cni_error *err);
+
+/* record.c */
+void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
+int sriov_record_write(int dirfd, const struct sriov_record *rec);
+/* -ENOENT when absent, -EBADMSG when unreadable. */
+int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
+int sriov_record_remove(int dirfd, const struct sriov_record *rec);
+/* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
+int sriov_devinfo_validate(const char *path, struct cni_error *err);
+int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf);
+int sriov_devinfo_remove(const char *path);
+
+/* vfnet.c */
+struct link_sock;
+/*
+ * Move the host netdev `host_name` into pod_fd as `ifname` through an
+ * anonymous namespace, so the name never clashes on the host: rename
+ * there, drop every altname, set MAC and MTU (when has_mac / mtu > 0),
+ * then move into the pod and bring it up. On failure the netdev is back
+ * on the host as it was. -EEXIST: ifname is taken in the pod.
+ */
+int sriov_netdev_to_pod(const char *host_name, int pod_fd, const char *ifname,
+			const uint8_t *mac, int mtu);
+/*
+ * Bring the VF netdev home under its recorded name, MAC, MTU and up state,
+ * wherever it is: in pod_fd (-1: the pod is gone) as rec->ifname, or on the
+ * host under any name the sysfs tree gives for its PCI address. *found is
+ * false when it is in neither (already gone), which is not an error.
+ */
+int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char *sysfs_root,
+			 bool *found);
+
+/* del.c: undo one recorded attachment (DEL and GC). pod_netns may be NULL. */
+int sriov_release(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
+		  const char *sysfs_root, const char *pf_fake_dir, struct cni_error *err);
+
+/* Commands. */
+int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err);
+int sriov_cmd_del(struct cni_request *req, struct cni_error *err);
+int sriov_cmd_check(struct cni_request *req, struct cni_error *err);
+int sriov_cmd_status(struct cni_request *req, struct cni_error *err);
+int sriov_cmd_gc(struct cni_request *req, struct cni_error *err);
+
+#endif

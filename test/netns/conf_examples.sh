@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: Apache-2.0
+# Every example under conf/ is a config the plugins accept, so users can
+# copy them: each NetworkAttachmentDefinition (its spec.config) and each
+# .conflist/.conf/.json is valid JSON with a supported cniVersion; a NAD's
+# config carries the NAD's name and, for sriov-rdma, the resourceName
+# annotation Multus needs to inject a deviceID (a NAD without spec.config
+# has its node-local config file next to it); every sriov-rdma config gets
+# through parsing to the device lookup (code 102 on an empty sysfs, not 7);
+# every pool-ipam config hands out an address for real (one per range set),
+# passes CHECK and gives it back on DEL; every other plugin named is one
+# that containernetworking-plugins installs.
+. "$(dirname "$0")/lib.sh"
+
+CONF_DIR=$SOURCE_DIR/conf
+SUPPORTED="0.3.0 0.3.1 0.4.0 1.0.0 1.1.0"
+NS=$(t_netns) || { echo "cannot create a network namespace" >&2; exit 1; }
+EMPTY_SYSFS=$T_TMP/empty-sysfs
+mkdir -p "$EMPTY_SYSFS" "$T_TMP/nad"
+N=0
+
+# Split the NetworkAttachmentDefinitions of a YAML file: for document i,
+# $2/i.json gets spec.config (written as a literal block, "config: |") and
+# a line "i<TAB>kind<TAB>name<TAB>resourceName<TAB>style" goes to stdout,
+# style being "block", "none" (no spec.config) or "inline" (not a block).
+nad_split() { # file outdir
+	awk -v out="$2" '
+	function emit() {
+		if (kind != "")
+			printf "%d\t%s\t%s\t%s\t%s\n", doc, kind, name, res, style
+		doc++; kind = ""; name = ""; res = "-"; style = "none"; sect = ""; inblock = 0
+	}
+	BEGIN { doc = 0; emit(); doc = 0 }
+	/^---/ { emit(); next }
+	inblock {
+		if ($0 ~ /^[ \t]*$/ || match($0, /^ +/) && RLENGTH > 2) { print > (out "/" doc ".json"); next }
+		inblock = 0
+	}
+	/^[^ #]/ { sect = $1 }
+	/^kind:/ { kind = $2 }
+	sect == "metadata:" && /^  name:/ { name = $2 }
+	/k8s\.v1\.cni\.cncf\.io\/resourceName:/ { res = $2 }
+	sect == "spec:" && /^  config:/ {
+		if ($0 ~ /^  config: *[|][-+]? *$/) { style = "block"; inblock = 1; printf "" > (out "/" doc ".json") }
+		else style = "inline"
+	}
+	END { emit() }' "$1"
+}
+
+version_ok() {
+	case " $SUPPORTED " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# Point every path of a plugin config at this test's temporary directory
+# and drop log files, so that nothing on the host is touched.
+sandboxed() { # plugin-config-json
+	printf '%s' "$1" | jq -c --arg t "$T_TMP/state-$N" '
+		(if has("stateDir") or .type == "sriov-rdma" then .stateDir = $t + "/sriov-rdma" else . end)
+		| del(.logFile)
+		| (if .ipam then .ipam.dataDir = $t + "/pool-ipam" | del(.ipam.logFile) | del(.ipam.resolvConf) else . end)'
+}
+
+check_sriov() { # label conf
+	local conf
+	t_begin "$1: sriov-rdma accepts the config (ADD gets to the device lookup)"
+	# Multus injects deviceID from the device plugin's allocation.
+	conf=$(sandboxed "$2" | jq -c '.deviceID //= "0000:3b:00.2"')
+	t_exec sriov-rdma ADD "$conf" CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1 \
+		SRIOV_RDMA_SYSFS_ROOT="$EMPTY_SYSFS" SRIOV_RDMA_PF_FAKE_DIR="$T_TMP/fake-pf-$N"
+	[ "$T_RC" != 0 ] || t_fail "ADD succeeded on an empty sysfs"
+	t_eq "$(t_jq .code)" 102 "error code (want 102 device not found; msg: $(t_jq .msg))"
+}
+
+check_pool() { # label conf
+	local conf version sets result addrs dir
+	t_begin "$1: pool-ipam hands out, checks and releases an address"
+	conf=$(sandboxed "$2")
+	version=$(printf '%s' "$conf" | jq -r '.cniVersion')
+	sets=$(printf '%s' "$conf" | jq '.ipam.ranges // [0] | length')
+	t_exec pool-ipam ADD "$conf" CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+	t_eq "$T_RC" 0 "ADD exit code ($T_OUT $T_ERR)" || return
+	result=$T_OUT
+	addrs=$(t_jq '.ips | length')
+	t_eq "$addrs" "$sets" "addresses in the result (one per range set)"
+	if [ "$(printf '%s\n' "$version" 0.4.0 | sort -V | head -n 1)" = 0.4.0 ]; then
+		t_exec pool-ipam CHECK "$(printf '%s' "$conf" | jq -c --argjson r "$result" '.prevResult = $r')" \
+			CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+		t_eq "$T_RC" 0 "CHECK exit code ($T_OUT $T_ERR)"
+	fi
+	t_exec pool-ipam DEL "$(printf '%s' "$conf" | jq -c --argjson r "$result" '.prevResult = $r')" \
+		CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+	t_eq "$T_RC" 0 "DEL exit code ($T_OUT $T_ERR)"
+	dir=$T_TMP/state-$N/pool-ipam/$(printf '%s' "$conf" | jq -r .name)
+	t_eq "$(find "$dir" -maxdepth 1 -name 'a-*' 2>/dev/null | wc -l)" 0 \
+		"address records left after DEL in $dir"
+}
+
+# A network config: a single plugin config or a conflist.
+check_config() { # label json
+	local label=$1 json=$2 version p type
+	t_begin "$label: cniVersion is supported"
+	version=$(printf '%s' "$json" | jq -r '.cniVersion // ""')
+	version_ok "$version" || t_fail "cniVersion \"$version\" not in: $SUPPORTED"
+	t_begin "$label: has a network name"
+	[ -n "$(printf '%s' "$json" | jq -r '.name // ""')" ] || t_fail "no \"name\""
+	while IFS= read -r p; do
+		N=$((N + 1))
+		type=$(printf '%s' "$p" | jq -r '.type // ""')
+		case $type in
+		sriov-rdma) check_sriov "$label" "$p" ;;
+		pool-ipam) ;;
+		*)
+			t_begin "$label: plugin \"$type\" is one containernetworking-plugins installs"
+			[ -x "$PEER_CNI_DIR/$type" ] || t_fail "no $PEER_CNI_DIR/$type"
+			;;
+		esac
+		if [ "$(printf '%s' "$p" | jq -r '.ipam.type // ""')" = pool-ipam ]; then
+			check_pool "$label" "$p"
+		fi
+	done < <(printf '%s' "$json" | jq -c 'if .plugins then .cniVersion as $v | .name as $n
+		| .plugins[] | . + {cniVersion: $v, name: $n} else . end')
+}
+
+# The file under conf/ holding the network config called $1.
+config_named() {
+	local f
+	while IFS= read -r f; do
+		[ "$(jq -r '.name // ""' "$f" 2>/dev/null)" = "$1" ] && { echo "$f"; return 0; }
+	done < <(find "$CONF_DIR" -type f \( -name '*.conf' -o -name '*.conflist' \))
+	return 1
+}
+
+check_nad_file() { # file
+	local f=$1 rel=${1#"$SOURCE_DIR"/} out i kind name res style json label
+	out=$T_TMP/nad/$(basename "$f")
+	mkdir -p "$out"
+	while IFS=$'\t' read -r i kind name res style; do
+		[ "$kind" = NetworkAttachmentDefinition ] || continue
+		label="$rel: $name"
+		if [ "$style" = none ]; then
+			# Multus then reads <confDir>/<name>.conf or .conflist on each node.
+			t_begin "$label: spec-less NAD has its node-local config in conf/"
+			config_named "$name" >/dev/null || t_fail "no .conf/.conflist under conf/ with \"name\": \"$name\""
+			continue
+		fi
+		t_begin "$label: spec.config is a JSON literal block"
+		t_eq "$style" block "spec.config style (write it as \"config: |\")" || continue
+		json=$(jq -c . "$out/$i.json" 2>&1) || { t_fail "not JSON: $json"; continue; }
+		t_begin "$label: the config's name is the NAD's name"
+		t_eq "$(printf '%s' "$json" | jq -r .name)" "$name" "config name"
+		if printf '%s' "$json" | jq -e '[.type, .plugins[]?.type] | index("sriov-rdma")' >/dev/null; then
+			t_begin "$label: names the device-plugin resource of its VFs"
+			[ "$res" != - ] || t_fail "no k8s.v1.cni.cncf.io/resourceName annotation: Multus will not pass a deviceID"
+		fi
+		check_config "$label" "$json"
+	done < <(nad_split "$f" "$out")
+}
+
+t_begin "conf/ holds examples"
+[ -n "$(find "$CONF_DIR" -type f \( -name '*.yaml' -o -name '*.conflist' \) -print -quit)" ] ||
+	t_fail "no .yaml or .conflist under $CONF_DIR"
+
+while IFS= read -r f; do
+	case $f in
+	*.yaml | *.yml)
+		check_nad_file "$f"
+		;;
+	*.conflist | *.conf | *.json)
+		json=$(jq -c . "$f" 2>&1) || { t_begin "${f#"$SOURCE_DIR"/}: is JSON"; t_fail "$json"; continue; }
+		check_config "${f#"$SOURCE_DIR"/}" "$json"
+		;;
+	esac
+done < <(find "$CONF_DIR" -type f | sort)
+
+t_done

@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sriov-rdma DEL in every branch, GC, and VFs contended between pods.
+. "$(dirname "$0")/sriov_lib.sh"
+
+FAKE_IPAM_LOG=$T_TMP/fake-ipam.log
+export FAKE_IPAM_LOG
+# A stand-in IPAM that logs its calls and answers slowly when asked (races).
+cat > "$(t_cni_path)/slow-ipam" <<'EOS'
+#!/bin/sh
+conf=$(cat)
+echo "$CNI_COMMAND $CNI_CONTAINERID" >> "$FAKE_IPAM_LOG"
+ver=$(printf '%s' "$conf" | jq -r '.cniVersion')
+sleep "$(printf '%s' "$conf" | jq -r '.ipam.sleep // 0')"
+[ "$CNI_COMMAND" = ADD ] && echo "{\"cniVersion\": \"$ver\", \"ips\": [{\"address\": \"10.71.0.5/24\"}]}"
+exit 0
+EOS
+chmod +x "$(t_cni_path)/slow-ipam"
+
+conf() { # VF [extra jq object]
+	jq -nc --arg d "$(sr_vf "$1")" --arg s "$SR_STATE" \
+		'{cniVersion: "1.1.0", name: "dl", type: "sriov-rdma", deviceID: $d, stateDir: $s,
+		  mac: "02:00:00:00:bb:01", mtu: 1300, vlan: 7, ipam: {type: "slow-ipam"}} + '"${2:-{\}}"
+}
+run() { # CMD CONF CID NETNS
+	t_exec sriov-rdma "$1" "$2" CNI_CONTAINERID="$3" CNI_NETNS="$4" CNI_IFNAME=net1
+}
+setup() {
+	sr_setup 2
+	ip link set "$(sr_net 0)" mtu 1500
+	ip link set "$(sr_net 1)" mtu 1500
+	orig0=$(sr_host_link "$(sr_net 0)")
+	ORIG_VF=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+	: > "$FAKE_IPAM_LOG"
+}
+assert_home() {
+	t_eq "$(sr_host_link "$(sr_net 0)")" "$orig0" "VF on the host with its name, MAC, MTU"
+	t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VF" "VF settings restored"
+	t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+}
+
+t_begin "DEL twice: both succeed"
+setup
+pod=$(t_netns)
+run ADD "$(conf 0)" d1 "$pod"
+t_eq "$T_RC" 0 "ADD ($T_OUT)"
+run DEL "$(conf 0)" d1 "$pod"
+t_eq "$T_RC" 0 "first DEL ($T_OUT)"
+run DEL "$(conf 0)" d1 "$pod"
+t_eq "$T_RC" 0 "second DEL ($T_OUT)"
+assert_home
+t_eq "$(grep -c '^DEL d1' "$FAKE_IPAM_LOG")" 2 "IPAM DEL each time"
+
+t_begin "DEL without any record (e.g. after a reboot): IPAM still released, success"
+setup
+pod=$(t_netns)
+run DEL "$(conf 0)" never "$pod"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+t_eq "$(cat "$FAKE_IPAM_LOG")" "DEL never" "IPAM DEL ran"
+run DEL "$(conf 0)" never ""
+t_eq "$T_RC" 0 "DEL without CNI_NETNS ($T_OUT)"
+
+t_begin "namespace destroyed before DEL, VF returned to the host as net1: found by PCI address, renamed back"
+setup
+pod=$(t_netns)
+run ADD "$(conf 0)" d2 "$pod"
+t_eq "$T_RC" 0 "ADD ($T_OUT)"
+# What the kernel does to a physical VF when its namespace goes away.
+ip -n "$(basename "$pod")" link set net1 netns 1
+dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
+mv "$dev/net/$(sr_net 0)" "$dev/net/net1"
+ip netns del "$(basename "$pod")"
+run DEL "$(conf 0)" d2 ""
+t_eq "$T_RC" 0 "DEL with no CNI_NETNS ($T_OUT)"
+mv "$dev/net/net1" "$dev/net/$(sr_net 0)"
+t_eq "$(sr_host_link net1)" "" "no net1 left on the host"
+assert_home
+t_contains "$(cat "$FAKE_IPAM_LOG")" "DEL d2" "IPAM released"
+
+t_begin "namespace path gone and the VF netdev with it: DEL succeeds and cleans up"
+setup
+pod=$(t_netns)
+run ADD "$(conf 0)" d3 "$pod"
+ip netns del "$(basename "$pod")"
+run DEL "$(conf 0)" d3 "$pod"
+t_eq "$T_RC" 0 "DEL with a dead netns path ($T_OUT)"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VF" "VF settings restored"
+t_contains "$(cat "$FAKE_IPAM_LOG")" "DEL d3" "IPAM released"
+
+t_begin "interface already gone from a live pod: DEL succeeds"
+setup
+pod=$(t_netns)
+run ADD "$(conf 0)" d4 "$pod"
+ip -n "$(basename "$pod")" link del net1
+run DEL "$(conf 0)" d4 "$pod"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+
+t_begin "two ADDs race for one VF: one wins, the other is told who holds it"
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+slow=$(conf 0 '{ipam: {type: "slow-ipam", sleep: 1}}')
+( run ADD "$slow" rA "$podA"; echo "$T_RC" > "$T_TMP/rcA"; printf '%s' "$T_OUT" > "$T_TMP/outA" ) &
+( run ADD "$slow" rB "$podB"; echo "$T_RC" > "$T_TMP/rcB"; printf '%s' "$T_OUT" > "$T_TMP/outB" ) &
+wait
+rcs="$(cat "$T_TMP/rcA") $(cat "$T_TMP/rcB")"
+case $rcs in
+"0 1") win=$podA; lose=B ;;
+"1 0") win=$podB; lose=A ;;
+*) t_fail "want one success and one failure, got rcs $rcs" ;;
+esac
+if [ -n "${lose:-}" ]; then
+	T_OUT=$(cat "$T_TMP/out$lose")
+	t_eq "$(t_jq .code)" 101 "loser's code"
+	t_contains "$(t_jq .msg)" "in use by $win" "loser's message names the owner"
+	t_eq "$(sr_pod_link "$win" net1 | cut -d' ' -f1)" net1 "winner has the VF"
+	t_eq "$(ls "$SR_STATE"/*.json | wc -l)" 1 "one record"
+fi
+
+t_begin "a stale in-use marker (owner namespace gone, DEL missed) is taken over"
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+run ADD "$(conf 0)" sA "$podA"
+t_eq "$T_RC" 0 "ADD into A ($T_OUT)"
+ip -n "$(basename "$podA")" link set net1 netns 1
+ip link set net1 name "$(sr_net 0)"
+ip netns del "$(basename "$podA")"
+run ADD "$(conf 0)" sB "$podB"
+t_eq "$T_RC" 0 "ADD into B ($T_OUT)"
+t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "B has the VF"
+t_begin "a late DEL of the old pod leaves the VF of the new owner alone"
+calls_before=$(sr_calls | wc -l)
+run DEL "$(conf 0)" sA "$podA"
+t_eq "$T_RC" 0 "old DEL ($T_OUT)"
+t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "B still has the VF"
+t_eq "$(sr_calls | wc -l)" "$calls_before" "PF not touched by the old DEL"
+t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=7" "B's VF settings kept"
+t_eq "$(sr_state_files)" "$SR_STATE/sB:net1.json " "only B's record remains"
+run DEL "$(conf 0)" sB "$podB"
+t_eq "$T_RC" 0 "B's DEL ($T_OUT)"
+# A's DEL never ran, so B found (and gives back) the VF as A had shaped it.
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1-3)" "$(sr_net 0) 02:00:00:00:bb:01 1300" "VF back on the host as B found it"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+
+t_begin "GC releases attachments not in cni.dev/valid-attachments, keeps the others"
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+run ADD "$(conf 0)" gA "$podA"
+run ADD "$(conf 1)" gB "$podB"
+gc=$(conf 0 '{"cni.dev/valid-attachments": [{containerID: "gB", ifname: "net1"}]}')
+t_exec sriov-rdma GC "$gc"
+t_eq "$T_RC" 0 "GC ($T_OUT)"
+t_eq "$(sr_host_link "$(sr_net 0)")" "$orig0" "gA's VF back on the host"
+t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "gB keeps its VF"
+t_eq "$(sr_state_files)" "$SR_STATE/gB:net1.json " "only gB's record remains"
+t_contains "$(cat "$FAKE_IPAM_LOG")" "GC" "GC forwarded to the IPAM"
+t_exec sriov-rdma GC "$(conf 0)"
+t_eq "$T_RC" 0 "GC without the key ($T_OUT)"
+t_eq "$(sr_state_files)" "$SR_STATE/gB:net1.json " "without valid-attachments nothing is released"
+run DEL "$(conf 1)" gB "$podB"
+t_eq "$T_RC" 0 "DEL gB ($T_OUT)"
+
+t_done

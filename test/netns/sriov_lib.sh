@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared setup of the sriov-rdma integration tests (sourced, not a test).
+#
+# A ConnectX-7 PF with VFs modelled by test/fixtures/mksysfs, whose VF
+# netdevs are veth ends created here (this kernel has no SR-IOV), the
+# recording fake PF, a state directory and a pod namespace.
+
+. "$(dirname "$0")/lib.sh"
+
+SR_PF=0000:3b:00.0
+SR_PFNET=sr$$pf
+SR_STATE=$T_TMP/state
+SR_FAKE=$T_TMP/fake
+SR_SYS=$T_TMP/sys
+export SRIOV_RDMA_SYSFS_ROOT=$SR_SYS SRIOV_RDMA_PF_FAKE_DIR=$SR_FAKE
+
+# sr_vf N: PCI address of VF N; sr_net N: its host netdev.
+sr_vf() { printf '0000:3b:00.%d' $(($1 + 2)); }
+sr_net() { echo "sr$$v$1"; }
+
+# A veth pair; a namespace deleted by an earlier test tears its veth down
+# asynchronously, so a leftover peer may still hold the name for a moment.
+sr_make_veth() { # NAME PEER
+	local try
+	for try in $(seq 50); do
+		ip link del "$2" >/dev/null 2>&1
+		ip link add "$1" type veth peer name "$2" 2>/dev/null && break
+		sleep 0.1
+	done
+	ip link set "$2" up || return 1
+	t_defer "ip link del $2"
+}
+
+# sr_setup NVFS [mksysfs options...]: fresh sysfs tree, fake PF and state.
+sr_setup() {
+	local n=$1 i args=()
+	shift
+	rm -rf "$SR_SYS" "$SR_FAKE" "$SR_STATE"
+	for ((i = 0; i < n; i++)); do
+		if ! ip link show "$(sr_net $i)" >/dev/null 2>&1; then
+			sr_make_veth "$(sr_net $i)" "sr$$p$i" || return 1
+		fi
+		args+=(--vf "$i" "$(sr_vf $i)" "$(sr_net $i)")
+	done
+	"$SOURCE_DIR/test/fixtures/mksysfs" "$SR_SYS" --pf "$SR_PF" "$SR_PFNET" "${args[@]}" \
+		--fake-pf "$SR_FAKE" "$@"
+}
+
+# sr_conflist FILE VERSION 'extra plugin keys' ['ipam object' ['more plugins']]
+sr_conflist() {
+	local file=$1 version=$2 extra=$3
+	local ipam=${4:-"{\"type\": \"host-local\", \"subnet\": \"10.66.0.0/24\", \"dataDir\": \"$T_TMP/hl\"}"}
+	local more=${5:-}
+	cat > "$file" <<EOJ
+{
+  "cniVersion": "$version",
+  "name": "sriov-test",
+  "plugins": [
+    {
+      "type": "sriov-rdma",
+      "stateDir": "$SR_STATE"${extra:+,
+      $extra},
+      "ipam": $ipam
+    }${more:+,
+    $more}
+  ]
+}
+EOJ
+}
+
+# The single plugin config of a conflist, as a runtime sends it on stdin.
+sr_plugin_conf() { # FILE [INDEX]
+	jq -c --argjson i "${2:-0}" '.plugins[$i] + {cniVersion: .cniVersion, name: .name}' "$1"
+}
+
+# "name mac mtu state" of a host link, or "" when absent.
+sr_host_link() {
+	ip -j link show "$1" 2>/dev/null | jq -r '.[0] | "\(.ifname) \(.address) \(.mtu) \(.operstate)"'
+}
+sr_pod_link() { # NETNS_PATH IFNAME
+	ip -n "$(basename "$1")" -j link show "$2" 2>/dev/null |
+		jq -r '.[0] | "\(.ifname) \(.address) \(.mtu)"'
+}
+sr_state_files() { find "$SR_STATE" -maxdepth 1 -type f 2>/dev/null | sort | tr '\n' ' '; }
+sr_markers() { find "$SR_STATE/pci" -type f ! -name '*.lock' 2>/dev/null | tr '\n' ' '; }
+sr_calls() { cat "$SR_FAKE/$SR_PFNET.calls" 2>/dev/null; }

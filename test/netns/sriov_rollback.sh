@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sriov-rdma ADD failing at each step in turn: every earlier step is undone.
+. "$(dirname "$0")/sriov_lib.sh"
+
+# A stand-in IPAM: logs each command, and fails or returns a route that
+# cannot be installed when its config asks.
+FAKE_IPAM_LOG=$T_TMP/fake-ipam.log
+export FAKE_IPAM_LOG
+cat > "$(t_cni_path)/fake-ipam" <<'EOS'
+#!/bin/sh
+conf=$(cat)
+echo "$CNI_COMMAND $CNI_CONTAINERID" >> "$FAKE_IPAM_LOG"
+mode=$(printf '%s' "$conf" | jq -r '.ipam.mode // "ok"')
+ver=$(printf '%s' "$conf" | jq -r '.cniVersion')
+case "$CNI_COMMAND:$mode" in
+ADD:fail)
+	echo "{\"cniVersion\": \"$ver\", \"code\": 11, \"msg\": \"pool unavailable\"}"; exit 1 ;;
+ADD:badroute)
+	echo "{\"cniVersion\": \"$ver\", \"ips\": [{\"address\": \"10.70.0.5/24\"}], \"routes\": [{\"dst\": \"10.99.0.0/16\", \"gw\": \"10.200.0.1\"}]}" ;;
+ADD:*)
+	echo "{\"cniVersion\": \"$ver\", \"ips\": [{\"address\": \"10.70.0.5/24\", \"gateway\": \"10.70.0.1\"}]}" ;;
+esac
+exit 0
+EOS
+chmod +x "$(t_cni_path)/fake-ipam"
+
+# conf MODE [extra jq object]: the plugin config asking for vlan, MAC and MTU.
+conf() {
+	jq -nc --arg d "$(sr_vf 0)" --arg s "$SR_STATE" --arg m "$1" \
+		'{cniVersion: "1.0.0", name: "rb", type: "sriov-rdma", deviceID: $d, stateDir: $s,
+		  vlan: 42, mac: "02:00:00:00:aa:01", mtu: 1280, ipam: {type: "fake-ipam", mode: $m}}
+		 + '"${2:-{\}}"
+}
+
+# Everything as it was before the ADD.
+assert_untouched() { # ORIG_LINK
+	t_eq "$(sr_host_link "$(sr_net 0)")" "$1" "VF on the host with its name, MAC, MTU"
+	t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VF" "VF settings on the PF restored"
+	t_eq "$(sr_state_files)" "" "no record"
+	t_eq "$(sr_markers)" "" "no in-use marker"
+	t_eq "$(ip -n "$(basename "$pod")" -o link | grep -vc ' lo:')" 0 "nothing left in the pod"
+}
+
+setup() {
+	sr_setup 1
+	ip link set "$(sr_net 0)" mtu 1500
+	orig=$(sr_host_link "$(sr_net 0)")
+	ORIG_VF=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+	pod=$(t_netns)
+	: > "$FAKE_IPAM_LOG"
+}
+add() { t_exec sriov-rdma ADD "$1" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1; }
+
+t_begin "the PF refuses a VF property: the ones already set are reverted"
+setup
+echo "fail mac EPERM" > "$SR_FAKE/$SR_PFNET.fail"
+add "$(conf ok)"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "refused" "message"
+t_contains "$(sr_calls)" "vf=0 vlan=42" "vlan was sent first"
+t_contains "$(sr_calls)" "vf=0 vlan=0" "then reverted"
+assert_untouched "$orig"
+t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
+rm -f "$SR_FAKE/$SR_PFNET.fail"
+
+t_begin "ifname already taken in the pod: code 106, VF settings reverted"
+setup
+ip -n "$(basename "$pod")" link add net1 type veth peer name other1
+add "$(conf ok)"
+t_eq "$(t_jq .code)" 106 "error code"
+t_contains "$(t_jq .msg)" "net1" "names the ifname"
+t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "VF on the host as it was"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VF" "VF settings untouched"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state"
+
+t_begin "IPAM fails: the netdev returns to the host under its name, MAC and MTU"
+setup
+add "$(conf fail)"
+t_eq "$(t_jq .code)" 11 "the IPAM's code is passed on"
+t_contains "$(t_jq .msg)" "pool unavailable" "the IPAM's message"
+assert_untouched "$orig"
+
+t_begin "a route cannot be installed: address released, netdev back"
+setup
+add "$(conf badroute)"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "route" "message names the route"
+t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM ADD then DEL"
+assert_untouched "$orig"
+
+t_begin "device-info file cannot be written: everything undone"
+setup
+touch "$T_TMP/not-a-dir"
+add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$T_TMP/not-a-dir/devinfo.json\"}}")"
+t_eq "$(t_jq .code)" 5 "error code"
+t_contains "$(t_jq .msg)" "CNIDeviceInfoFile" "message names the field"
+t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM released"
+assert_untouched "$orig"
+
+t_begin "the record cannot be written: everything undone, device-info file removed"
+setup
+mkdir -p "$SR_STATE/rb1:net1.json" "$T_TMP/devinfo"
+add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$T_TMP/devinfo/f.json\"}}")"
+t_eq "$(t_jq .code)" 5 "error code"
+t_contains "$(t_jq .msg)" "stateDir" "message names stateDir"
+t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM released"
+t_eq "$(ls "$T_TMP/devinfo")" "" "device-info file removed"
+rmdir "$SR_STATE/rb1:net1.json"
+assert_untouched "$orig"
+
+t_begin "bad input changes nothing: stateDir through a symlink, relative device-info path"
+setup
+mkdir -p "$T_TMP/real"
+ln -s "$T_TMP/real" "$T_TMP/link"
+add "$(conf ok "{stateDir: \"$T_TMP/link/state\"}")"
+t_eq "$(t_jq .code)" 7 "symlinked stateDir: code"
+t_contains "$(t_jq .msg)" "stateDir" "names stateDir"
+add "$(conf ok '{runtimeConfig: {CNIDeviceInfoFile: "devinfo/x.json"}}')"
+t_eq "$(t_jq .code)" 7 "relative CNIDeviceInfoFile: code"
+add "$(conf ok '{runtimeConfig: {CNIDeviceInfoFile: "/run/../etc/x.json"}}')"
+t_eq "$(t_jq .code)" 7 "CNIDeviceInfoFile with ..: code"
+t_eq "$(sr_calls)" "" "PF never asked"
+assert_untouched "$orig"
+
+t_done

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link: every operation on a real veth pair in a private network
+ * namespace, and the kernel transport of the VF module against a link
+ * without VFs. Needs root (exit 77, skipped, otherwise).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if_arp.h>
+#include <netinet/icmp6.h>
+#include <netinet/ip6.h>
+#include <netpacket/packet.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include "check.h"
+#include "link.h"
+#include "netns.h"
+#include "vf.h"
+
+static const uint8_t mac_a[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* A fresh veth pair name_a <-> name_b in the test's namespace. */
+static int veth(const char *a, const char *b)
+{
+	return sh("ip link add %s type veth peer name %s", a, b);
+}
+
+static void test_mac_parse_format(void)
+{
+	uint8_t m[6];
+	char s[18];
+
+	CHECK_INT(link_mac_parse("02:AB:cd:00:ff:09", m), 0);
+	link_mac_format(m, s);
+	CHECK_STR(s, "02:ab:cd:00:ff:09");
+	CHECK_INT(link_mac_parse("02:ab:cd:00:ff", m), -EINVAL);
+	CHECK_INT(link_mac_parse("02:ab:cd:00:ff:0g", m), -EINVAL);
+	CHECK_INT(link_mac_parse("02-ab-cd-00-ff-09", m), -EINVAL);
+	CHECK_INT(link_mac_parse("02:ab:cd:00:ff:091", m), -EINVAL);
+	CHECK_INT(link_mac_parse("", m), -EINVAL);
+}
+
+static void test_get_set(void)
+{
+	struct link_sock *ls;
+	struct link_info i;
+	int idx;
+
+	CHECK_INT(veth("gs0", "gs1"), 0);
+	CHECK_INT(link_sock_open(&ls), 0);
+	CHECK_INT(link_get_by_name(ls, "gs0", &i), 0);
+	idx = i.ifindex;
+	CHECK(idx > 0);
+	CHECK_STR(i.name, "gs0");
+	CHECK(!i.up);
+	CHECK_STR(i.alias, "");
+
+	CHECK_INT(link_set_mtu(ls, idx, 1400), 0);
+	CHECK_INT(link_set_mac(ls, idx, mac_a), 0);
+	CHECK_INT(link_set_alias(ls, idx, "enp59s0f0v3"), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK_INT(i.mtu, 1400);
+	CHECK(!memcmp(i.mac, mac_a, 6));
+	CHECK_STR(i.alias, "enp59s0f0v3");
+	CHECK_INT(link_set_alias(ls, idx, ""), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK_STR(i.alias, "");
+	/* Cleared, not set to an empty string: iproute2 shows no alias line. */
+	CHECK(sh("ip link show gs0 | grep -q alias") != 0);
+
+	CHECK_INT(link_set_name(ls, idx, "net1"), 0);
+	CHECK_INT(link_get_by_name(ls, "gs0", &i), -ENODEV);
+	CHECK_INT(link_get_by_name(ls, "net1", &i), 0);
+	CHECK_INT(i.ifindex, idx);
+	CHECK_INT(link_set_name(ls, idx, "bad/name"), -EINVAL);
+	CHECK_INT(link_set_name(ls, idx, "gs1"), -EEXIST);
+
+	CHECK_INT(link_set_up(ls, idx, true), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(i.up);
+	/* A veth has carrier only when its peer is up too. */
+	CHECK(!i.carrier);
+	CHECK_INT(link_set_up(ls, idx, false), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(!i.up);
+
+	CHECK_INT(link_get_by_index(ls, 99999, &i), -ENODEV);
+	CHECK_INT(link_set_mtu(ls, 99999, 1500), -ENODEV);
+	CHECK_INT(link_set_mtu(ls, idx, 100000), -EINVAL);
+	link_sock_close(ls);
+	sh("ip link del net1");
+}
+
+static void test_altnames(void)
+{
+	char names[4][128];
+	struct link_sock *ls;
+	struct link_info i;
+	int n;
+
+	CHECK_INT(veth("an0", "an1"), 0);
+	CHECK_INT(link_sock_open(&ls), 0);
+	CHECK_INT(link_get_by_name(ls, "an0", &i), 0);
+	CHECK_INT(link_altnames(ls, i.ifindex, names, 4, &n), 0);
+	CHECK_INT(n, 0);
+	CHECK_INT(sh("ip link property add dev an0 altname enp59s0f0v3 altname pod-side-name-longer-than-ifnamsiz"), 0);
+	CHECK_INT(link_altnames(ls, i.ifindex, names, 4, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(names[0], "enp59s0f0v3");
+	CHECK_STR(names[1], "pod-side-name-longer-than-ifnamsiz");
+	CHECK_INT(link_altnames(ls, i.ifindex, names, 1, &n), -ENOSPC);
+	CHECK_INT(n, 1);
+
+	CHECK_INT(link_del_altname(ls, i.ifindex, "enp59s0f0v3"), 0);
+	CHECK_INT(link_altnames(ls, i.ifindex, names, 4, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(names[0], "pod-side-name-longer-than-ifnamsiz");
+	/* The freed name can be given to another link (what a rename back needs). */
+	CHECK_INT(link_get_by_name(ls, "an1", &i), 0);
+	CHECK_INT(link_set_name(ls, i.ifindex, "enp59s0f0v3"), 0);
+	CHECK(link_del_altname(ls, i.ifindex, "no-such-altname") < 0);
+	link_sock_close(ls);
+	sh("ip link del an0");
+}
+
+static void test_move_netns(void)
+{
+	struct link_sock *host, *pod;
+	struct link_info i;
+	int nsfd, here, idx;
+
+	CHECK_INT(veth("mv0", "mv1"), 0);
+	CHECK_INT(netns_open_current(&here), 0);
+	CHECK_INT(netns_create_anon(&nsfd), 0);
+	CHECK_INT(link_sock_open(&host), 0);
+	CHECK_INT(link_get_by_name(host, "mv0", &i), 0);
+	CHECK_INT(link_move_to_netns(host, i.ifindex, nsfd), 0);
+	CHECK_INT(link_get_by_name(host, "mv0", &i), -ENODEV);
+
+	CHECK_INT(link_sock_open_in(nsfd, &pod), 0);
+	CHECK_INT(link_get_by_name(pod, "mv0", &i), 0);
+	idx = i.ifindex;
+	/* Opening the pod socket left us where we were. */
+	{
+		int now;
+
+		CHECK_INT(netns_open_current(&now), 0);
+		CHECK(netns_same(now, here));
+		close(now);
+	}
+	CHECK_INT(link_set_name(pod, idx, "net1"), 0);
+	CHECK_INT(link_move_to_netns(pod, idx, here), 0);
+	CHECK_INT(link_get_by_name(host, "net1", &i), 0);
+	CHECK_INT(link_move_to_netns(host, i.ifindex, -1), -EBADF);
+	link_sock_close(pod);
+	link_sock_close(host);
+	close(nsfd);
+	close(here);
+	sh("ip link del net1");
+}
+
+static struct cni_route route(const char *dst, const char *gw)
+{
+	struct cni_route rt;
+
+	cni_route_init(&rt);
+	snprintf(rt.dst, sizeof(rt.dst), "%s", dst);
+	snprintf(rt.gw, sizeof(rt.gw), "%s", gw);
+	return rt;
+}
+
+static void test_addr_route(void)
+{
+	struct link_sock *ls;
+	struct link_info i;
+	struct cni_route rt;
+	bool has;
+	int idx;
+
+	CHECK_INT(veth("ar0", "ar1"), 0);
+	CHECK_INT(link_sock_open(&ls), 0);
+	CHECK_INT(link_get_by_name(ls, "ar0", &i), 0);
+	idx = i.ifindex;
+	CHECK_INT(link_sysctl_set("ipv6", "ar0", "accept_dad", "0"), 0);
+	CHECK_INT(link_set_up(ls, idx, true), 0);
+
+	CHECK_INT(link_addr_add(ls, idx, "10.9.0.2/24"), 0);
+	CHECK_INT(link_addr_add(ls, idx, "10.9.0.2/24"), 0);
+	CHECK_INT(link_addr_has(ls, idx, "10.9.0.2/24", &has), 0);
+	CHECK(has);
+	CHECK_INT(link_addr_has(ls, idx, "10.9.0.2/25", &has), 0);
+	CHECK(!has);
+	CHECK_INT(link_addr_has(ls, idx, "10.9.0.3/24", &has), 0);
+	CHECK(!has);
+	CHECK(sh("ip -4 addr show dev ar0 | grep -q 'inet 10.9.0.2/24 brd 10.9.0.255'") == 0);
+	CHECK_INT(link_addr_add(ls, idx, "fd00::2/64"), 0);
+	CHECK_INT(link_addr_has(ls, idx, "fd00::2/64", &has), 0);
+	CHECK(has);
+	CHECK_INT(link_addr_add(ls, idx, "10.9.0.300/24"), -EINVAL);
+	CHECK_INT(link_addr_add(ls, idx, "10.9.0.3"), -EINVAL);
+
+	rt = route("10.20.0.0/16", "10.9.0.1");
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(!has);
+	CHECK_INT(link_route_add(ls, idx, &rt), 0);
+	CHECK_INT(link_route_add(ls, idx, &rt), 0);
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(has);
+	rt = route("10.20.0.0/16", "10.9.0.9");
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(!has);
+
+	rt = route("0.0.0.0/0", "10.9.0.1");
+	CHECK_INT(link_route_add(ls, idx, &rt), 0);
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(has);
+	CHECK(sh("ip route show default | grep -q 'default via 10.9.0.1 dev ar0'") == 0);
+
+	rt = route("10.30.0.0/16", "");
+	rt.priority = 120;
+	rt.mtu = 1300;
+	rt.advmss = 1260;
+	CHECK_INT(link_route_add(ls, idx, &rt), 0);
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(has);
+	CHECK(sh("ip route show 10.30.0.0/16 | grep 'scope link metric 120' | grep -q 'mtu 1300 advmss 1260'") == 0);
+
+	rt = route("::/0", "fd00::1");
+	CHECK_INT(link_route_add(ls, idx, &rt), 0);
+	CHECK_INT(link_route_has(ls, idx, &rt, &has), 0);
+	CHECK(has);
+	rt = route("10.40.0.0/16", "fd00::1");
+	CHECK_INT(link_route_add(ls, idx, &rt), -EINVAL);
+	link_sock_close(ls);
+	sh("ip link del ar0");
+}
+
+static void test_sysctl(void)
+{
+	char buf[8] = "";
+	int fd;
+
+	CHECK_INT(veth("sy0", "sy1"), 0);
+	CHECK_INT(link_sysctl_set("ipv4", "sy0", "arp_notify", "1"), 0);
+	fd = open("/proc/sys/net/ipv4/conf/sy0/arp_notify", O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	CHECK_STR(buf, "1\n");
+	CHECK_INT(link_sysctl_set("ipv4", "../../x", "arp_notify", "1"), -EINVAL);
+	CHECK_INT(link_sysctl_set("ipv4", "sy0", "arp_notify/../x", "1"), -EINVAL);
+	CHECK_INT(link_sysctl_set("ipv4/..", "sy0", "arp_notify", "1"), -EINVAL);
+	CHECK_INT(link_sysctl_set("ipv4", "sy0", "no_such_key", "1"), -ENOENT);
+	sh("ip link del sy0");
+}
+
+/* A packet socket on the peer, bound to proto, with a receive bound so a missing packet fails the test. */
+static int capture(int ifindex, int proto)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET, .sll_protocol = htons(proto), .sll_ifindex = ifindex,
+	};
+	struct timeval tv = { .tv_sec = 3 };
+	int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(proto));
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void test_announce(void)
+{
+	struct link_sock *ls;
+	struct link_info a, b;
+	uint8_t pkt[1500], ip4[4], want6[16];
+	ssize_t n;
+	bool seen = false;
+	int fd, k;
+
+	CHECK_INT(veth("ga0", "ga1"), 0);
+	CHECK_INT(link_sock_open(&ls), 0);
+	CHECK_INT(link_get_by_name(ls, "ga0", &a), 0);
+	CHECK_INT(link_get_by_name(ls, "ga1", &b), 0);
+	CHECK_INT(link_set_mac(ls, a.ifindex, mac_a), 0);
+	CHECK_INT(link_sysctl_set("ipv6", "ga0", "accept_dad", "0"), 0);
+	CHECK_INT(link_sysctl_set("ipv6", "ga1", "accept_dad", "0"), 0);
+	CHECK_INT(link_set_up(ls, b.ifindex, true), 0);
+	CHECK_INT(link_set_up(ls, a.ifindex, true), 0);
+	CHECK_INT(link_addr_add(ls, a.ifindex, "10.9.1.2/24"), 0);
+	CHECK_INT(link_addr_add(ls, a.ifindex, "fd00:1::2/64"), 0);
+
+	fd = capture(b.ifindex, ETH_P_ARP);
+	CHECK(fd >= 0);
+	CHECK_INT(link_announce(a.ifindex, mac_a, "10.9.1.2/24"), 0);
+	inet_pton(AF_INET, "10.9.1.2", ip4);
+	for (k = 0; k < 20 && !seen; k++) {
+		n = recv(fd, pkt, sizeof(pkt), 0);
+		if (n < 0)
+			break;
+		/* arphdr (8) + sha (6) + spa (4) + tha (6) + tpa (4) */
+		seen = n >= 28 && pkt[6] == 0 && pkt[7] == ARPOP_REQUEST &&
+		       !memcmp(pkt + 8, mac_a, 6) && !memcmp(pkt + 14, ip4, 4) &&
+		       !memcmp(pkt + 24, ip4, 4);
+	}
+	CHECK(seen);
+	close(fd);
+
+	fd = capture(b.ifindex, ETH_P_IPV6);
+	CHECK(fd >= 0);
+	CHECK_INT(link_announce(a.ifindex, mac_a, "fd00:1::2/64"), 0);
+	inet_pton(AF_INET6, "fd00:1::2", want6);
+	seen = false;
+	for (k = 0; k < 50 && !seen; k++) {
+		struct ip6_hdr *ip6 = (struct ip6_hdr *)pkt;
+		struct nd_neighbor_advert *na = (struct nd_neighbor_advert *)(pkt + sizeof(*ip6));
+		const uint8_t *opt = pkt + sizeof(*ip6) + sizeof(*na);
+
+		n = recv(fd, pkt, sizeof(pkt), 0);
+		if (n < 0)
+			break;
+		if ((size_t)n < sizeof(*ip6) + sizeof(*na) + 8 || ip6->ip6_nxt != IPPROTO_ICMPV6 ||
+		    na->nd_na_type != ND_NEIGHBOR_ADVERT || memcmp(&na->nd_na_target, want6, 16))
+			continue;
+		CHECK_INT(ip6->ip6_hlim, 255);
+		CHECK(na->nd_na_flags_reserved & ND_NA_FLAG_OVERRIDE);
+		CHECK(!(na->nd_na_flags_reserved & ND_NA_FLAG_SOLICITED));
+		CHECK_INT(opt[0], ND_OPT_TARGET_LINKADDR);
+		CHECK(!memcmp(opt + 2, mac_a, 6));
+		CHECK_INT(ip6->ip6_dst.s6_addr[0], 0xff);
+		seen = true;
+	}
+	CHECK(seen);
+	close(fd);
+
+	CHECK_INT(link_announce(a.ifindex, mac_a, "not-an-ip/24"), -EINVAL);
+	CHECK_INT(link_announce(0, mac_a, "10.9.1.2/24"), -EINVAL);
+	link_sock_close(ls);
+	sh("ip link del ga0");
+}
+
+/* The VF module's kernel transport: real RTM_GETLINK/SETLINK, real ACKs and errors. */
+static void test_vf_kernel_transport(void)
+{
+	struct vf_config c = { .mask = VF_CFG_TRUST, .trust = true };
+	struct vf_pf *pf;
+
+	CHECK_INT(veth("pf0", "pf1"), 0);
+	CHECK_INT(vf_pf_open("pf0", NULL, &pf), 0);
+	/* A veth has no VFs: the reply parses, VF 0 is not in it. */
+	CHECK_INT(vf_pf_get(pf, 0, &c), -ENOENT);
+	c.mask = VF_CFG_TRUST;
+	/* veth has no ndo_set_vf_trust: the kernel's error comes back through the ACK. */
+	CHECK_INT(vf_pf_set(pf, 0, &c), -EOPNOTSUPP);
+	vf_pf_close(pf);
+	CHECK_INT(vf_pf_open("nopf0", NULL, &pf), 0);
+	CHECK_INT(vf_pf_get(pf, 0, &c), -ENODEV);
+	vf_pf_close(pf);
+	sh("ip link del pf0");
+}
+
+int main(void)
+{
+	RUN(test_mac_parse_format);
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_link: needs root, skipped\n");
+		return 77;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 77;
+	}
+	sh("ip link set lo up");
+	RUN(test_get_set);
+	RUN(test_altnames);
+	RUN(test_move_netns);
+	RUN(test_addr_route);
+	RUN(test_sysctl);
+	RUN(test_announce);
+	RUN(test_vf_kernel_transport);
+	return check_summary();
+}

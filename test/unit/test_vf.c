@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vf: PCI addresses, VF discovery on a generated sysfs tree, VF properties
+ * through the recording PF fake, and claims.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include "check.h"
+#include "vf.h"
+
+#define PF_BDF	"0000:3b:00.0"
+#define PF	"enp59s0f0np0"
+
+static char tmp[256];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/*
+ * One tree for every test, built once (forks are slow on a loaded machine):
+ * a PF with VFs that cover each case discovery must tell apart.
+ */
+#define TREE_OPTS "--pf " PF_BDF " " PF \
+	" --vf 0 0000:3b:00.2 enp59s0f0v0" \
+	" --vf 1 0000:3b:00.3 enp59s0f0v1 mlx5_7" \
+	" --vf 2 0000:3b:00.4 - -" \
+	" --vf 3 0000:3b:00.5 v3" \
+	" --vf 5 0000:3b:00.7 - --driver 0000:3b:00.7 vfio-pci" \
+	" --vf 4 0000:3b:00.6 - --driver 0000:3b:00.6 -" \
+	" --vf 12 0000:3b:01.6 v12"
+
+static char sys[512], fakedir[512], calls[600], failfile[600];
+static char pristine_vfs[4096];
+
+static int mktree(void)
+{
+	snprintf(sys, sizeof(sys), "%s/sys", tmp);
+	snprintf(fakedir, sizeof(fakedir), "%s/pf", tmp);
+	snprintf(calls, sizeof(calls), "%s/" PF ".calls", fakedir);
+	snprintf(failfile, sizeof(failfile), "%s/" PF ".fail", fakedir);
+	return sh("'%s/mksysfs' '%s' " TREE_OPTS " --fake-pf '%s'", FIXTURES_DIR, sys, fakedir);
+}
+
+static int put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, (size_t)len) != len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* The fake PF as mksysfs left it: default VF state, no calls, no failures. */
+static void fake_reset(void)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/" PF ".vfs", fakedir);
+	CHECK_INT(put_file(path, pristine_vfs), 0);
+	unlink(calls);
+	unlink(failfile);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* ---- PCI addresses ---- */
+
+static void test_bdf_parse(void)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "0000:3b:02.1", "0000:3b:02.1" },
+		{ "0000:3B:02.1", "0000:3b:02.1" },
+		{ "3b:02.1", "0000:3b:02.1" },
+		{ "ABCD:ff:1f.7", "abcd:ff:1f.7" },
+		{ "0001:00:00.0", "0001:00:00.0" },
+	};
+	static const char *const bad[] = {
+		"", "3b:02", "0000:3b:02", "0000:3b:20.1", "0000:3b:02.8", "000:3b:02.1",
+		"0000:3b:2.1", "0000-3b:02.1", "0000:3b:02:1", "0000:3g:02.1", "0000:3b:02.1 ",
+		"../../etc", "0000:3b:02.1/..", "00000:3b:02.1",
+	};
+	char out[VF_BDF_LEN];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK_INT(vf_bdf_parse(ok[i].in, out), 0);
+		CHECK_STR(out, ok[i].out);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strcpy(out, "unchanged");
+		CHECK_INT(vf_bdf_parse(bad[i], out), -EINVAL);
+	}
+}
+
+/* ---- discovery ---- */
+
+static void test_lookup_vf(void)
+{
+	struct vf_dev vf;
+	char name[IFNAMSIZ];
+
+	CHECK_INT(vf_lookup(sys, "0000:3b:00.3", &vf), 0);
+	CHECK_STR(vf.bdf, "0000:3b:00.3");
+	CHECK_STR(vf.netdev, "enp59s0f0v1");
+	CHECK_STR(vf.pf_bdf, PF_BDF);
+	CHECK_STR(vf.pf_netdev, PF);
+	CHECK_INT(vf.vf_index, 1);
+	CHECK_STR(vf.driver, "mlx5_core");
+	CHECK(!vf.dpdk);
+	CHECK_STR(vf.rdma_dev, "mlx5_7");
+	CHECK_INT(vf.vendor, 0x15b3);
+	CHECK_INT(vf.device, 0x101e);
+
+	/* The kernel renamed the netdev: the next read sees the new name. */
+	CHECK_INT(sh("mv '%s/bus/pci/devices/0000:3b:00.3/net/enp59s0f0v1' "
+		     "'%s/bus/pci/devices/0000:3b:00.3/net/eth5'", sys, sys), 0);
+	CHECK_INT(vf_netdev_name(sys, "0000:3b:00.3", name), 0);
+	CHECK_STR(name, "eth5");
+	CHECK_INT(vf_netdev_name(sys, "0000:3b:09.3", name), -ENODEV);
+	CHECK_INT(vf_netdev_name(sys, "../../../etc", name), -EINVAL);
+}
+
+static void test_lookup_no_netdev(void)
+{
+	struct vf_dev vf;
+
+	CHECK_INT(vf_lookup(sys, "0000:3b:00.4", &vf), 0);
+	CHECK_STR(vf.netdev, "");
+	CHECK_STR(vf.rdma_dev, "");
+	CHECK_INT(vf.vf_index, 2);
+	CHECK_STR(vf.driver, "mlx5_core");
+	CHECK(!vf.dpdk);
+}
+
+static void test_lookup_dpdk(void)
+{
+	struct vf_dev vf;
+
+	CHECK_INT(vf_lookup(sys, "0000:3b:00.7", &vf), 0);
+	CHECK_STR(vf.driver, "vfio-pci");
+	CHECK(vf.dpdk);
+	CHECK_STR(vf.netdev, "");
+	CHECK_INT(vf.vf_index, 5);
+	/* Unbound: no driver, not DPDK. */
+	CHECK_INT(vf_lookup(sys, "0000:3b:00.6", &vf), 0);
+	CHECK_STR(vf.driver, "");
+	CHECK(!vf.dpdk);
+}
+
+static void test_lookup_not_vf_or_missing(void)
+{
+	struct vf_dev vf;
+
+	CHECK_INT(vf_lookup(sys, PF_BDF, &vf), -ENOTSUP);
+	CHECK_INT(vf_lookup(sys, "0000:3b:07.1", &vf), -ENODEV);
+	CHECK_INT(vf_lookup(sys, "0000:3B:00.2", &vf), -EINVAL);
+	CHECK_INT(vf_lookup(sys, "../../x", &vf), -EINVAL);
+}
+
+static void test_lookup_sparse_virtfn(void)
+{
+	struct vf_dev vf;
+
+	CHECK_INT(vf_lookup(sys, "0000:3b:01.6", &vf), 0);
+	CHECK_INT(vf.vf_index, 12);
+	CHECK_STR(vf.netdev, "v12");
+	CHECK_INT(vf_lookup(sys, "0000:3b:00.5", &vf), 0);
+	CHECK_INT(vf.vf_index, 3);
+}
+
+/* ---- VF properties through the fake ---- */
+
+static void test_pf_defaults(void)
+{
+	static const uint8_t zero[6];
+	struct vf_config c;
+	struct vf_pf *pf;
+
+	fake_reset();
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(vf_pf_get(pf, 3, &c), 0);
+	CHECK_INT(c.mask, VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
+		  VF_CFG_LINK_STATE | VF_CFG_RATE);
+	CHECK(!memcmp(c.mac, zero, 6));
+	CHECK_INT(c.vlan, 0);
+	CHECK_INT(c.vlan_proto, ETH_P_8021Q);
+	CHECK(c.spoofchk);
+	CHECK(!c.trust);
+	CHECK_INT(c.link_state, IFLA_VF_LINK_STATE_AUTO);
+	CHECK_INT(c.max_tx_rate, 0);
+	CHECK_INT(vf_pf_get(pf, 7, &c), -ENOENT);
+	vf_pf_close(pf);
+	CHECK_STR(slurp(calls), "getlink pf=" PF "\ngetlink pf=" PF "\n");
+}
+
+static void test_pf_set_roundtrip(void)
+{
+	static const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	struct vf_config in = {
+		.mask = VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
+			VF_CFG_LINK_STATE | VF_CFG_RATE,
+		.vlan = 100, .qos = 2, .vlan_proto = ETH_P_8021Q,
+		.spoofchk = false, .trust = true, .link_state = IFLA_VF_LINK_STATE_ENABLE,
+		.min_tx_rate = 10, .max_tx_rate = 100,
+	}, out, other;
+	struct vf_pf *pf;
+
+	memcpy(in.mac, mac, 6);
+	fake_reset();
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
+	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK(!memcmp(out.mac, mac, 6));
+	CHECK_INT(out.vlan, 100);
+	CHECK_INT(out.qos, 2);
+	CHECK_INT(out.vlan_proto, ETH_P_8021Q);
+	CHECK(!out.spoofchk);
+	CHECK(out.trust);
+	CHECK_INT(out.link_state, IFLA_VF_LINK_STATE_ENABLE);
+	CHECK_INT(out.min_tx_rate, 10);
+	CHECK_INT(out.max_tx_rate, 100);
+	/* VF 0 untouched. */
+	CHECK_INT(vf_pf_get(pf, 0, &other), 0);
+	CHECK_INT(other.vlan, 0);
+	CHECK(other.spoofchk);
+
+	/* 802.1ad travels in IFLA_VF_VLAN_LIST and comes back with its protocol. */
+	in.mask = VF_CFG_VLAN;
+	in.vlan = 200;
+	in.qos = 0;
+	in.vlan_proto = ETH_P_8021AD;
+	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
+	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK_INT(out.vlan, 200);
+	CHECK_INT(out.vlan_proto, ETH_P_8021AD);
+	vf_pf_close(pf);
+
+	CHECK_STR(slurp(calls),
+		  "setlink pf=" PF " vf=3 vlan=100 qos=2 proto=802.1Q\n"
+		  "setlink pf=" PF " vf=3 mac=02:00:00:00:00:01\n"
+		  "setlink pf=" PF " vf=3 rate min=10 max=100\n"
+		  "setlink pf=" PF " vf=3 spoofchk=off\n"
+		  "setlink pf=" PF " vf=3 trust=on\n"
+		  "setlink pf=" PF " vf=3 link_state=enable\n"
+		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF "\n"
+		  "setlink pf=" PF " vf=3 vlan=200 qos=0 proto=802.1ad\n"
+		  "getlink pf=" PF "\n");
+}
+
+static void test_pf_set_nothing(void)
+{
+	struct vf_config in = { .mask = 0, .vlan = 5000, .vlan_proto = 1 };
+	struct vf_pf *pf;
+
+	fake_reset();
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
+	/* Out-of-range values are refused before anything is sent. */
+	in.mask = VF_CFG_MAC | VF_CFG_VLAN;
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	in.vlan = 0;
+	in.qos = 3;
+	in.vlan_proto = ETH_P_8021Q;
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	in.mask = VF_CFG_LINK_STATE;
+	in.link_state = 3;
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	in.mask = VF_CFG_RATE;
+	in.min_tx_rate = 50;
+	in.max_tx_rate = 10;
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	vf_pf_close(pf);
+	CHECK(access(calls, F_OK) != 0);
+}
+
+static void test_pf_failures(void)
+{
+	struct vf_config in = {
+		.mask = VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST | VF_CFG_LINK_STATE,
+		.vlan = 7, .vlan_proto = ETH_P_8021Q, .spoofchk = false, .trust = true,
+	}, out;
+	struct vf_pf *pf;
+
+	fake_reset();
+	CHECK_INT(put_file(failfile, "fail trust EPERM\n"), 0);
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	/* Stops at the failing field: link state is never sent. */
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EPERM);
+	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK_INT(out.vlan, 7);
+	CHECK(!out.spoofchk);
+	CHECK(!out.trust);
+
+	CHECK_INT(put_file(failfile, "fail getlink\n"), 0);
+	CHECK_INT(vf_pf_get(pf, 3, &out), -EOPNOTSUPP);
+	CHECK_INT(put_file(failfile, "fail mac ENOSUCHERRNO\n"), 0);
+	in.mask = VF_CFG_MAC;
+	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	unlink(failfile);
+
+	/* A VF the PF does not have: the kernel's EINVAL. */
+	in.mask = VF_CFG_TRUST;
+	CHECK_INT(vf_pf_set(pf, 9, &in), -EINVAL);
+	vf_pf_close(pf);
+
+	CHECK_STR(slurp(calls),
+		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q\n"
+		  "setlink pf=" PF " vf=3 spoofchk=off\n"
+		  "setlink pf=" PF " vf=3 trust=on\n"
+		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF "\n"
+		  "setlink pf=" PF " vf=3 mac=00:00:00:00:00:00\n"
+		  "setlink pf=" PF " vf=9 trust=on\n");
+}
+
+static void test_pf_names(void)
+{
+	struct vf_pf *pf;
+
+	CHECK_INT(vf_pf_open("../x", tmp, &pf), -EINVAL);
+	CHECK_INT(vf_pf_open("a/b", tmp, &pf), -EINVAL);
+	CHECK_INT(vf_pf_open("", tmp, &pf), -EINVAL);
+	CHECK_INT(vf_pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
+}
+
+/* ---- claims ---- */
+
+static int claims_dir(const char *name)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	mkdir(path, 0700);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void test_claim_busy_and_release(void)
+{
+	int dirfd = claims_dir("claims");
+	struct vf_claim a, b;
+	char *marker;
+	char path[600];
+
+	CHECK(dirfd >= 0);
+	CHECK_INT(vf_claim_take(dirfd, "3b:00.2", "/proc/self/ns/net", 1000, &a), 0);
+	CHECK_STR(a.bdf, "0000:3b:00.2");
+	CHECK(a.lock_fd >= 0);
+	CHECK(fcntl(a.lock_fd, F_GETFD) & FD_CLOEXEC);
+	CHECK_INT(vf_claim_mark(&a, "/proc/self/ns/net"), 0);
+	snprintf(path, sizeof(path), "%s/claims/0000:3b:00.2", tmp);
+	marker = slurp(path);
+	CHECK_STR(marker, "/proc/self/ns/net");
+	vf_claim_release(&a);
+	CHECK_INT(a.lock_fd, -1);
+
+	/* The owner's namespace is alive and it is not us: busy, lock dropped. */
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", "/var/run/netns/other", 1000, &b), -EBUSY);
+	CHECK_STR(b.owner, "/proc/self/ns/net");
+	CHECK_INT(b.lock_fd, -1);
+	/* The lock really was dropped: it can be taken again at once. */
+	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.2", 0, &b), 0);
+	vf_claim_release(&b);
+
+	/* The same owner again (a repeated ADD) succeeds. */
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", "/proc/self/ns/net", 1000, &b), 0);
+	CHECK_INT(vf_claim_clear(&b), 0);
+	CHECK(access(path, F_OK) != 0);
+	vf_claim_release(&b);
+	close(dirfd);
+}
+
+static void test_claim_stale(void)
+{
+	int dirfd = claims_dir("stale");
+	struct vf_claim c;
+	char path[600];
+
+	CHECK(dirfd >= 0);
+	snprintf(path, sizeof(path), "%s/stale/0000:3b:00.5", tmp);
+	CHECK_INT(sh("printf /var/run/netns/gone-pod-ns > '%s'", path), 0);
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.5", "/proc/self/ns/net", 1000, &c), 0);
+	CHECK_STR(c.owner, "/var/run/netns/gone-pod-ns");
+	CHECK_INT(vf_claim_mark(&c, "/proc/self/ns/net"), 0);
+	CHECK_STR(slurp(path), "/proc/self/ns/net");
+	vf_claim_release(&c);
+
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:0", "/proc/self/ns/net", 1000, &c), -EINVAL);
+	close(dirfd);
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+	int ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/test_vf.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if (mktree() != 0) {
+		fprintf(stderr, "mksysfs failed\n");
+		return 1;
+	}
+	{
+		char path[600];
+		const char *vfs;
+
+		snprintf(path, sizeof(path), "%s/" PF ".vfs", fakedir);
+		vfs = slurp(path);
+		if (!vfs || strlen(vfs) >= sizeof(pristine_vfs)) {
+			fprintf(stderr, "no fake PF state in %s\n", path);
+			return 1;
+		}
+		strcpy(pristine_vfs, vfs);
+	}
+	RUN(test_bdf_parse);
+	RUN(test_lookup_vf);
+	RUN(test_lookup_no_netdev);
+	RUN(test_lookup_dpdk);
+	RUN(test_lookup_not_vf_or_missing);
+	RUN(test_lookup_sparse_virtfn);
+	RUN(test_pf_defaults);
+	RUN(test_pf_set_roundtrip);
+	RUN(test_pf_set_nothing);
+	RUN(test_pf_failures);
+	RUN(test_pf_names);
+	RUN(test_claim_busy_and_release);
+	RUN(test_claim_stale);
+	ret = check_summary();
+	sh("rm -rf '%s'", tmp);
+	return ret;
+}

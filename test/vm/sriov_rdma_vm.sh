@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The sriov-rdma plugin's RDMA step against a real kernel, inside scripts/vm.
+#
+# A veth end (rv0) with an rxe device (rxe0) on top plays the VF: a sysfs
+# tree under SRIOV_RDMA_SYSFS_ROOT models a ConnectX VF 0000:3b:02.1 whose
+# net/ is rv0 and whose infiniband/ is rxe0, the PF's VF settings go to the
+# recording fake (SRIOV_RDMA_PF_FAKE_DIR), and everything RDMA is the real
+# kernel: RDMA netlink, the netns mode, libibverbs.
+#
+# rxe shows what mlx5 cannot show on a CI host, and the reverse: rxe refuses
+# to change namespace (EOPNOTSUPP), so the exclusive-mode path ends in the
+# rollback; and the kernel unregisters an rxe device whose netdev leaves the
+# namespace, so after a shared-mode ADD rxe0 is gone by rxe's own doing.
+if [ -z "${VM_GUEST:-}" ]; then
+	echo "SKIP: runs inside the VM (scripts/vm run $0)"
+	exit 77
+fi
+. "$SOURCE_DIR/test/netns/lib.sh"
+PROBE=${VM_ARG_RDMA_PROBE:-$BUILD_DIR/test/vm/rdma_probe}
+BDF=0000:3b:02.1
+PF_BDF=0000:3b:00.0
+
+modprobe rdma_rxe || { echo "SKIP: no rdma_rxe module"; exit 77; }
+
+# The VF's sysfs tree; infiniband/ names the rxe device.
+sys=$T_TMP/sys
+mkdir -p "$sys/bus/pci/devices/$BDF/net/rv0" "$sys/bus/pci/devices/$BDF/infiniband/rxe0" \
+	"$sys/bus/pci/devices/$PF_BDF/net/pf0" "$sys/bus/pci/drivers/mlx5_core" "$sys/class/net"
+printf '0x15b3\n' >"$sys/bus/pci/devices/$BDF/vendor"
+printf '0x101e\n' >"$sys/bus/pci/devices/$BDF/device"
+printf '0x15b3\n' >"$sys/bus/pci/devices/$PF_BDF/vendor"
+printf '0x101d\n' >"$sys/bus/pci/devices/$PF_BDF/device"
+printf '1\n' >"$sys/bus/pci/devices/$PF_BDF/sriov_numvfs"
+ln -s "../$PF_BDF" "$sys/bus/pci/devices/$BDF/physfn"
+ln -s "../$BDF" "$sys/bus/pci/devices/$PF_BDF/virtfn0"
+ln -s ../../../bus/pci/drivers/mlx5_core "$sys/bus/pci/devices/$BDF/driver"
+ln -s ../../../bus/pci/drivers/mlx5_core "$sys/bus/pci/devices/$PF_BDF/driver"
+pf_fake=$T_TMP/pf-fake
+mkdir -p "$pf_fake"
+
+setup_vf() {
+	ip link add rv0 type veth peer name rv1 || return 1
+	ip link set rv1 up
+	rdma link add rxe0 type rxe netdev rv0
+}
+teardown_vf() {
+	rdma link delete rxe0 2>/dev/null
+	ip link del rv0 2>/dev/null
+	for ns in "${T_NETNS[@]}"; do ip -n "$ns" link del net1 2>/dev/null; done
+	return 0
+}
+t_defer teardown_vf
+
+conf() { # rdma-mode [extra JSON members]
+	printf '{"cniVersion":"1.1.0","name":"rdmanet","type":"sriov-rdma","deviceID":"%s","rdma":"%s"%s}' \
+		"$BDF" "$1" "${2:-}"
+}
+plugin() { # COMMAND CONFIG NETNS
+	t_exec sriov-rdma "$1" "$2" CNI_CONTAINERID=vmtest1 CNI_IFNAME=net1 CNI_NETNS="$3" \
+		SRIOV_RDMA_SYSFS_ROOT="$sys" SRIOV_RDMA_PF_FAKE_DIR="$pf_fake"
+}
+
+t_begin "shared mode, rdma auto: ADD moves the netdev and leaves the RDMA device alone; DEL returns it"
+setup_vf
+ns=$(t_netns)
+plugin ADD "$(conf auto ',"rdmaName":"rdma_net1"')" "$ns"
+t_eq "$T_RC" 0 "ADD exit code (stdout: $T_OUT, stderr: $T_ERR)"
+t_eq "$(ip -n "${ns##*/}" -o link show net1 | wc -l)" 1 "net1 in the pod"
+t_contains "$T_ERR" "shared" "the log says the RDMA device stays shared"
+t_contains "$T_ERR" "rxe0" "the log names the RDMA device"
+plugin DEL "$(conf auto ',"rdmaName":"rdma_net1"')" "$ns"
+t_eq "$T_RC" 0 "DEL exit code (stdout: $T_OUT, stderr: $T_ERR)"
+t_eq "$(ip -o link show rv0 | wc -l)" 1 "rv0 back in the host"
+teardown_vf
+
+t_begin "shared mode, rdma exclusive: ADD fails, says how to switch the mode, changes nothing"
+setup_vf
+ns=$(t_netns)
+plugin ADD "$(conf exclusive)" "$ns"
+t_eq "$T_RC" 1 "ADD exit code"
+t_eq "$(t_jq .code)" 105 "error code (CNI_ERR_RDMA)"
+t_contains "$(t_jq .msg)$(t_jq .details)" "netns_mode=0" "the fix is named"
+t_eq "$(ip -o link show rv0 | wc -l)" 1 "rv0 still in the host"
+t_eq "$(rdma dev show rxe0 | grep -c rxe0)" 1 "rxe0 still in the host"
+
+t_begin "shared mode, rdma exclusive: STATUS reports 50"
+plugin STATUS "$(conf exclusive)" ""
+t_eq "$(t_jq .code)" 50 "STATUS code"
+t_contains "$(t_jq .msg)$(t_jq .details)" "shared" "STATUS says why"
+teardown_vf
+ip netns del "${ns##*/}"
+
+t_begin "exclusive mode: rxe refuses the move, ADD rolls back completely"
+for n in "${T_NETNS[@]}"; do ip netns del "$n" 2>/dev/null; done
+T_NETNS=()
+t_eq "$("$PROBE" set-mode exclusive)" "" "set-mode exclusive"
+t_defer "$PROBE" set-mode shared
+setup_vf
+idx=$(rdma dev show rxe0 | sed -n 's/^\([0-9]*\): .*/\1/p')
+ns=$(t_netns)
+plugin ADD "$(conf exclusive ',"rdmaName":"rdma_net1"')" "$ns"
+t_eq "$T_RC" 1 "ADD exit code"
+t_eq "$(t_jq .code)" 105 "error code (CNI_ERR_RDMA)"
+t_contains "$(t_jq .msg)$(t_jq .details)" "rxe0" "the error names the RDMA device"
+t_contains "$(t_jq .msg)$(t_jq .details)" "not supported" "the error says the driver cannot move it"
+t_eq "$(ip -o link show rv0 | wc -l)" 1 "rv0 back in the host under its name"
+t_eq "$(ip -n "${ns##*/}" -o link show | grep -vc ': lo:')" 0 "nothing left in the pod"
+t_eq "$(rdma dev show rxe0 | sed -n 's/^\([0-9]*\): .*/\1/p')" "$idx" "rxe0 in the host, same index, same name"
+plugin CHECK "$(conf exclusive)" "$ns"
+t_eq "$T_RC" 1 "CHECK after the failed ADD finds nothing"
+teardown_vf
+
+t_done
