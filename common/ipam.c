@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,21 @@ bool ipam_prefix_overlap(const struct ipam_prefix *a, const struct ipam_prefix *
 
 /* ---- the config ---- */
 
+/* A code-7 error naming the field; returns -EINVAL. */
+static int invalid(struct cni_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int invalid(struct cni_error *err, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", msg);
+	return -EINVAL;
+}
+
 static const char *const ipam_keys[] = {
 	"type", "ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "exclude", "routes",
 	"dns", "resolvConf", "dataDir", "releaseCooldown", "logLevel", "logFile", NULL,
@@ -169,8 +185,8 @@ static int parse_addr_field(const cJSON *obj, const char *where, const char *key
 	if (!s)
 		return 0;
 	if (ipam_addr_parse(s, a) < 0)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.%s: not an IP address (got \"%s\")", where, key, s), -EINVAL;
+		return invalid(err,
+			       "%s.%s: not an IP address (got \"%s\")", where, key, s);
 	*present = true;
 	return 0;
 }
@@ -185,21 +201,21 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	int bits;
 
 	if (!cJSON_IsObject(obj))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s: not an object (want {\"subnet\": \"10.1.0.0/24\", ...})",
-				  where), -EINVAL;
+		return invalid(err,
+			       "%s: not an object (want {\"subnet\": \"10.1.0.0/24\", ...})",
+			       where);
 	if (conf_check_keys(obj, where, range_keys, err) < 0 ||
 	    conf_string(obj, where, "subnet", &subnet, true, err) < 0)
 		return -EINVAL;
 	if (ipam_prefix_parse(subnet, &r->subnet) < 0)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.subnet: not a CIDR (got \"%s\", want e.g. \"10.1.0.0/24\")",
-				  where, subnet), -EINVAL;
+		return invalid(err,
+			       "%s.subnet: not a CIDR (got \"%s\", want e.g. \"10.1.0.0/24\")",
+			       where, subnet);
 	bits = ipam_family_bits(r->subnet.addr.family);
 	if (r->subnet.len >= bits - 1)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.subnet: %s is too small to hand out addresses (want /%d or larger)",
-				  where, subnet, bits - 2), -EINVAL;
+		return invalid(err,
+			       "%s.subnet: %s is too small to hand out addresses (want /%d or larger)",
+			       where, subnet, bits - 2);
 	last = ipam_prefix_last(&r->subnet);
 
 	r->start = r->subnet.addr;
@@ -207,10 +223,10 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	if (parse_addr_field(obj, where, "rangeStart", &r->start, &has, err) < 0)
 		return -EINVAL;
 	if (has && !ipam_prefix_contains(&r->subnet, &r->start))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.rangeStart: %s is outside subnet %s", where,
-				  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeStart")),
-				  subnet), -EINVAL;
+		return invalid(err,
+			       "%s.rangeStart: %s is outside subnet %s", where,
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeStart")),
+			       subnet);
 
 	r->end = last;
 	if (r->end.family == AF_INET)
@@ -218,25 +234,25 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	if (parse_addr_field(obj, where, "rangeEnd", &r->end, &has, err) < 0)
 		return -EINVAL;
 	if (has && !ipam_prefix_contains(&r->subnet, &r->end))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.rangeEnd: %s is outside subnet %s", where,
-				  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeEnd")),
-				  subnet), -EINVAL;
+		return invalid(err,
+			       "%s.rangeEnd: %s is outside subnet %s", where,
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeEnd")),
+			       subnet);
 
 	if (ipam_addr_cmp(&r->start, &r->end) > 0) {
 		ipam_addr_format(&r->start, a, sizeof(a));
 		ipam_addr_format(&r->end, b, sizeof(b));
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.rangeStart: %s is after rangeEnd %s", where, a, b), -EINVAL;
+		return invalid(err,
+			       "%s.rangeStart: %s is after rangeEnd %s", where, a, b);
 	}
 
 	if (parse_addr_field(obj, where, "gateway", &r->gw, &r->has_gw, err) < 0)
 		return -EINVAL;
 	if (r->has_gw && !ipam_prefix_contains(&r->subnet, &r->gw)) {
 		ipam_addr_format(&r->gw, a, sizeof(a));
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s.gateway: %s is outside subnet %s (give the router's address in that subnet)",
-				  where, a, subnet), -EINVAL;
+		return invalid(err,
+			       "%s.gateway: %s is outside subnet %s (give the router's address in that subnet)",
+			       where, a, subnet);
 	}
 	return 0;
 }
@@ -249,20 +265,20 @@ static int parse_set(const cJSON *arr, const char *where, struct ipam_set *set,
 	int i = 0;
 
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "%s: want a non-empty list of ranges ([{\"subnet\": ...}])",
-				  where), -EINVAL;
+		return invalid(err,
+			       "%s: want a non-empty list of ranges ([{\"subnet\": ...}])",
+			       where);
 	if (cJSON_GetArraySize(arr) > IPAM_MAX_RANGES)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s: more than %d ranges", where,
-				  IPAM_MAX_RANGES), -EINVAL;
+		return invalid(err, "%s: more than %d ranges", where,
+			       IPAM_MAX_RANGES);
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(w, sizeof(w), "%s[%d]", where, i);
 		if (parse_range(it, w, &set->r[i], err) < 0)
 			return -EINVAL;
 		if (i > 0 && set->r[i].subnet.addr.family != set->r[0].subnet.addr.family)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s: mixes IPv4 and IPv6 in one range set (put each family in its own set)",
-					  w), -EINVAL;
+			return invalid(err,
+				       "%s: mixes IPv4 and IPv6 in one range set (put each family in its own set)",
+				       w);
 		i++;
 	}
 	set->n = i;
@@ -289,9 +305,9 @@ static int check_overlaps(const struct ipam_conf *c, const char *const names[IPA
 						continue;
 					ipam_addr_format(&y->start, a, sizeof(a));
 					ipam_addr_format(&y->end, b, sizeof(b));
-					return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-							  "%s[%d]: range %s-%s overlaps %s[%d]; every address must belong to one range",
-							  names[s2], i2, a, b, names[s1], i1), -EINVAL;
+					return invalid(err,
+						       "%s[%d]: range %s-%s overlaps %s[%d]; every address must belong to one range",
+						       names[s2], i2, a, b, names[s1], i1);
 				}
 	return 0;
 }
@@ -307,8 +323,8 @@ static int parse_exclude(const cJSON *ipam, struct ipam_conf *c, struct cni_erro
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > IPAM_MAX_EXCLUDE)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.exclude: more than %d entries",
-				  IPAM_MAX_EXCLUDE), -EINVAL;
+		return invalid(err, "ipam.exclude: more than %d entries",
+			       IPAM_MAX_EXCLUDE);
 	cJSON_ArrayForEach(it, arr) {
 		struct ipam_prefix *p = &c->exclude[i];
 
@@ -316,9 +332,9 @@ static int parse_exclude(const cJSON *ipam, struct ipam_conf *c, struct cni_erro
 		if (s && !strchr(s, '/') && ipam_addr_parse(s, &p->addr) == 0) {
 			p->len = ipam_family_bits(p->addr.family);
 		} else if (!s || ipam_prefix_parse(s, p) < 0) {
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "ipam.exclude[%d]: want an address or a CIDR (e.g. \"10.1.0.7\" or \"10.1.0.64/26\")",
-					  i), -EINVAL;
+			return invalid(err,
+				       "ipam.exclude[%d]: want an address or a CIDR (e.g. \"10.1.0.7\" or \"10.1.0.64/26\")",
+				       i);
 		}
 		i++;
 	}
@@ -340,29 +356,29 @@ static int parse_routes(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > CNI_MAX_ROUTES)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.routes: more than %d routes",
-				  CNI_MAX_ROUTES), -EINVAL;
+		return invalid(err, "ipam.routes: more than %d routes",
+			       CNI_MAX_ROUTES);
 	cJSON_ArrayForEach(it, arr) {
 		struct cni_route *rt = &c->routes[i];
 
 		snprintf(w, sizeof(w), "ipam.routes[%d]", i);
 		dst = gws = NULL;
 		if (!cJSON_IsObject(it))
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s: want {\"dst\": \"0.0.0.0/0\", \"gw\": ...}", w), -EINVAL;
+			return invalid(err,
+				       "%s: want {\"dst\": \"0.0.0.0/0\", \"gw\": ...}", w);
 		if (conf_check_keys(it, w, route_keys, err) < 0 ||
 		    conf_string(it, w, "dst", &dst, true, err) < 0 ||
 		    conf_string(it, w, "gw", &gws, false, err) < 0)
 			return -EINVAL;
 		if (ipam_prefix_parse(dst, &p) < 0 || strlen(dst) >= sizeof(rt->dst))
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s.dst: not a CIDR (got \"%s\")", w, dst), -EINVAL;
+			return invalid(err,
+				       "%s.dst: not a CIDR (got \"%s\")", w, dst);
 		if (gws && ipam_addr_parse(gws, &gw) < 0)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s.gw: not an IP address (got \"%s\")", w, gws), -EINVAL;
+			return invalid(err,
+				       "%s.gw: not an IP address (got \"%s\")", w, gws);
 		if (gws && gw.family != p.addr.family)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s.gw: %s is not of the family of dst %s", w, gws, dst), -EINVAL;
+			return invalid(err,
+				       "%s.gw: %s is not of the family of dst %s", w, gws, dst);
 		cni_route_init(rt);
 		snprintf(rt->dst, sizeof(rt->dst), "%s", dst);
 		if (gws)
@@ -385,14 +401,14 @@ static int parse_strings(const cJSON *obj, const char *where, const char *key, i
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > max)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s.%s: more than %d entries",
-				  where, key, max), -EINVAL;
+		return invalid(err, "%s.%s: more than %d entries",
+			       where, key, max);
 	cJSON_ArrayForEach(it, arr) {
 		s = cJSON_GetStringValue(it);
 		if (!s || !*s || strlen(s) >= width)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s.%s[%d]: want a non-empty string shorter than %zu bytes",
-					  where, key, i, width), -EINVAL;
+			return invalid(err,
+				       "%s.%s[%d]: want a non-empty string shorter than %zu bytes",
+				       where, key, i, width);
 		memcpy(out + (size_t)i * width, s, strlen(s) + 1);
 		i++;
 	}
@@ -412,8 +428,8 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 	if (!obj)
 		return 0;
 	if (!cJSON_IsObject(obj))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.dns: want an object {\"nameservers\": [...]}"), -EINVAL;
+		return invalid(err,
+			       "ipam.dns: want an object {\"nameservers\": [...]}");
 	if (conf_check_keys(obj, "ipam.dns", dns_keys, err) < 0 ||
 	    parse_strings(obj, "ipam.dns", "nameservers", CNI_MAX_DNS, sizeof(dns->nameservers[0]),
 			  dns->nameservers[0], &dns->n_nameservers, err) < 0 ||
@@ -425,11 +441,11 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 		return -EINVAL;
 	for (i = 0; i < dns->n_nameservers; i++)
 		if (ipam_addr_parse(dns->nameservers[i], &a) < 0)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "ipam.dns.nameservers[%d]: not an IP address (got \"%s\")",
-					  i, dns->nameservers[i]), -EINVAL;
+			return invalid(err,
+				       "ipam.dns.nameservers[%d]: not an IP address (got \"%s\")",
+				       i, dns->nameservers[i]);
 	if (domain && strlen(domain) >= sizeof(dns->domain))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dns.domain: too long"), -EINVAL;
+		return invalid(err, "ipam.dns.domain: too long");
 	if (domain)
 		snprintf(dns->domain, sizeof(dns->domain), "%s", domain);
 	return 0;
@@ -463,9 +479,9 @@ static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_
 	if (!s)
 		return 0;
 	if (!valid_abs_path(s))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
-				  key, s), -EINVAL;
+		return invalid(err,
+			       "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
+			       key, s);
 	snprintf(out, PATH_MAX, "%s", s);
 	return 0;
 }
@@ -489,12 +505,12 @@ static int parse_sets(const cJSON *ipam, struct ipam_conf *c, char names[IPAM_MA
 	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "rangeStart") ||
 		   cJSON_GetObjectItemCaseSensitive(ipam, "rangeEnd") ||
 		   cJSON_GetObjectItemCaseSensitive(ipam, "gateway")) {
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)"), -EINVAL;
+		return invalid(err,
+			       "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)");
 	}
 	if (ranges && cJSON_GetArraySize(ranges) + i > IPAM_MAX_SETS)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.ranges: more than %d range sets",
-				  IPAM_MAX_SETS), -EINVAL;
+		return invalid(err, "ipam.ranges: more than %d range sets",
+			       IPAM_MAX_SETS);
 	if (ranges)
 		cJSON_ArrayForEach(it, ranges) {
 			snprintf(names[i], sizeof(names[i]), "ipam.ranges[%d]", i - (subnet ? 1 : 0));
@@ -503,9 +519,8 @@ static int parse_sets(const cJSON *ipam, struct ipam_conf *c, char names[IPAM_MA
 			i++;
 		}
 	if (i == 0)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.ranges: no range to allocate from; add \"ranges\": [[{\"subnet\": \"10.1.0.0/24\"}]] or \"subnet\""),
-		       -EINVAL;
+		return invalid(err,
+			    "ipam.ranges: no range to allocate from; add \"ranges\": [[{\"subnet\": \"10.1.0.0/24\"}]] or \"subnet\"");
 	c->n_sets = i;
 	return 0;
 }
@@ -521,9 +536,8 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 	memset(c, 0, sizeof(*c));
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
 	if (!cJSON_IsObject(ipam))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam: missing or not an object (want {\"type\": \"pool-ipam\", \"ranges\": ...})"),
-		       -EINVAL;
+		return invalid(err,
+			       "ipam: missing or not an object (want {\"type\": \"pool-ipam\", \"ranges\": ...})");
 	if (conf_check_keys(ipam, "ipam", ipam_keys, err) < 0 ||
 	    parse_sets(ipam, c, names, err) < 0 ||
 	    parse_exclude(ipam, c, err) < 0 ||
@@ -540,15 +554,15 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 		return -EINVAL;
 	for (i = 0; i < c->n_sets; i++)
 		if (ipam_capacity(c, i) == 0)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "%s: no usable address (the range holds only gateways, network/broadcast or excluded addresses)",
-					  names[i]), -EINVAL;
+			return invalid(err,
+				       "%s: no usable address (the range holds only gateways, network/broadcast or excluded addresses)",
+				       names[i]);
 
 	if (conf_string(ipam, "ipam", "logLevel", &s, false, err) < 0)
 		return -EINVAL;
 	if (s && strlen(s) >= sizeof(c->log_level))
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.logLevel: want panic, error, warning, info or debug"), -EINVAL;
+		return invalid(err,
+			       "ipam.logLevel: want panic, error, warning, info or debug");
 	if (s)
 		snprintf(c->log_level, sizeof(c->log_level), "%s", s);
 	return parse_path(ipam, "logFile", c->log_file, err);

@@ -31,6 +31,7 @@ static void set_name(const struct ipam_conf *c, int s, char *buf, size_t len)
 static int load(struct cni_request *req, struct ipam_conf *c, struct cni_error *err)
 {
 	enum log_level lvl;
+	int ret;
 
 	if (ipam_conf_parse(cJSON_GetObjectItemCaseSensitive(req->conf, "ipam"), c, err) < 0)
 		return -1;
@@ -41,10 +42,11 @@ static int load(struct cni_request *req, struct ipam_conf *c, struct cni_error *
 					  c->log_level);
 		log_set_level(lvl);
 	}
-	if (c->log_file[0] && log_set_file(c->log_file) < 0)
+	ret = c->log_file[0] ? log_set_file(c->log_file) : 0;
+	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
-				  strerror(errno));
+				  strerror(-ret));
 	if (!req->name || !cni_valid_network_name(req->name))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "name: \"%s\" cannot name a store directory (want letters, digits, '_', '.', '-', starting with a letter or digit)",
@@ -379,6 +381,8 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 	} else if (ret < 0) {
 		pool_error(ret, &c, &p, &d, &inner);
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
+		if (inner.details[0])
+			cni_error_details(err, "%s", inner.details);
 	}
 	pool_close(&p);
 	return ret < 0 ? -1 : 0;

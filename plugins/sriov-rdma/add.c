@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ADD: a straight list of steps, each with its undo. Everything is checked
  * before the first step; when a step fails, the steps before it are undone
@@ -27,6 +27,7 @@ struct add_ctx {
 	struct vf_pf *pf;
 	struct sriov_record rec;
 	struct cni_result ipam;
+	struct cni_result prev;		/* prevResult of the chain, or empty */
 };
 
 struct add_step {
@@ -259,6 +260,11 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 	struct link_info li;
 	int i, ret;
 
+	if (c->prev.n_ips + c->ipam.n_ips > CNI_MAX_IPS ||
+	    c->prev.n_routes + c->ipam.n_routes > CNI_MAX_ROUTES)
+		return cni_errorf(err, CNI_ERR_PLUGIN,
+				  "the chain's result would exceed %d addresses or %d routes",
+				  CNI_MAX_IPS, CNI_MAX_ROUTES);
 	for (i = 0; i < c->ipam.n_ips; i++)
 		snprintf(c->rec.addrs[i], sizeof(c->rec.addrs[i]), "%s", c->ipam.ips[i].address);
 	c->rec.n_addrs = c->ipam.n_ips;
@@ -433,14 +439,17 @@ static int open_state(struct add_ctx *c, struct cni_error *err)
 	return 0;
 }
 
+/* Our interface and the IPAM's addresses, after what earlier plugins of the chain reported. */
 static void fill_result(struct add_ctx *c, struct cni_result *res)
 {
-	struct cni_iface *ifc = &res->ifaces[0];
+	struct cni_iface *ifc;
 	struct vf_config now;
-	int i;
+	int idx, i;
 
-	cni_result_init(res);
-	res->n_ifaces = 1;
+	*res = c->prev;
+	idx = res->n_ifaces++;
+	ifc = &res->ifaces[idx];
+	memset(ifc, 0, sizeof(*ifc));
 	snprintf(ifc->name, sizeof(ifc->name), "%s", c->req->env.ifname);
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
@@ -453,29 +462,29 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 		   (now.mask & VF_CFG_MAC)) {
 		link_mac_format(now.mac, ifc->mac);
 	}
-	res->n_ips = c->ipam.n_ips;
 	for (i = 0; i < c->ipam.n_ips; i++) {
-		res->ips[i] = c->ipam.ips[i];
-		res->ips[i].iface = 0;
+		res->ips[res->n_ips] = c->ipam.ips[i];
+		res->ips[res->n_ips++].iface = idx;
 	}
-	res->n_routes = c->ipam.n_routes;
-	memcpy(res->routes, c->ipam.routes, sizeof(res->routes));
-	res->dns = c->ipam.dns;
+	for (i = 0; i < c->ipam.n_routes; i++)
+		res->routes[res->n_routes++] = c->ipam.routes[i];
+	if (c->ipam.dns.n_nameservers || c->ipam.dns.domain[0] || c->ipam.dns.n_search)
+		res->dns = c->ipam.dns;
 }
 
-static void log_success(struct add_ctx *c)
+static void log_success(struct add_ctx *c, const struct cni_result *res)
 {
-	char mac[18], addrs[256] = "";
+	char addrs[256] = "";
 	size_t off = 0;
 	int i;
 
-	link_mac_format(c->rec.pod_mac, mac);
 	for (i = 0; i < c->rec.n_addrs && off < sizeof(addrs); i++)
 		off += (size_t)snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? "," : "",
 					c->rec.addrs[i]);
 	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s", c->vf.bdf,
 		 c->vf.dpdk ? "(dpdk)" : c->rec.host_ifname, c->req->env.ifname,
-		 c->req->env.netns, mac, c->rec.n_addrs ? addrs : "none");
+		 c->req->env.netns, res->ifaces[0].mac[0] ? res->ifaces[0].mac : "unknown",
+		 c->rec.n_addrs ? addrs : "none");
 }
 
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
@@ -490,8 +499,16 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	c->state_fd = c->pci_fd = c->pod_fd = -1;
 	c->claim.lock_fd = -1;
 	cni_result_init(&c->ipam);
-	if (sriov_conf_parse(req, &c->conf, err) || lookup_vf(c, err) || open_pod(c, err) ||
-	    open_state(c, err))
+	cni_result_init(&c->prev);
+	if (sriov_conf_parse(req, &c->conf, err) ||
+	    (req->prev_result && cni_result_parse(req->prev_result, &c->prev, err)))
+		goto out;
+	if (c->prev.n_ifaces >= CNI_MAX_IFACES) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "prevResult: already %d interfaces, the most "
+			   "a result holds", c->prev.n_ifaces);
+		goto out;
+	}
+	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
 		goto out;
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
@@ -504,7 +521,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	if (run_steps(c, err))
 		goto out;
 	fill_result(c, res);
-	log_success(c);
+	log_success(c, res);
 	ret = 0;
 out:
 	vf_claim_release(&c->claim);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CHECK: is the attachment still what ADD made? The interface in the pod
  * under its name, MAC and MTU, its addresses, the VF properties on the PF,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DEL: release the address first (it needs nothing but the config), then
  * put the VF back as the record says. Every branch succeeds when what it

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sriov-rdma: moves an SR-IOV VF of a ConnectX NIC (netdev and RDMA
  * device) into a pod's network namespace, and gives it back intact.

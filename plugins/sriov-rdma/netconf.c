@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The network configuration of sriov-rdma: every field is read and checked
  * here, before anything on the host changes, and every error names the
@@ -24,8 +24,7 @@ static const char *const known_keys[] = {
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
 static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 
-/* A path the plugin opens: absolute, and never climbing out with "..". */
-static bool path_is_safe(const char *p)
+bool sriov_path_is_safe(const char *p)
 {
 	const char *c;
 
@@ -46,7 +45,7 @@ int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_
 	*dir = SRIOV_DEFAULT_STATE_DIR;
 	if (conf_string(req->conf, "", "stateDir", dir, false, err))
 		return -EINVAL;
-	if (!path_is_safe(*dir)) {
+	if (!sriov_path_is_safe(*dir)) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "stateDir: \"%s\" must be an absolute path without \"..\"", *dir);
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
@@ -74,7 +73,7 @@ int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 		log_set_level(lvl);
 	}
 	if (file && file[0]) {
-		if (!path_is_safe(file)) {
+		if (!sriov_path_is_safe(file)) {
 			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
 			return -EINVAL;
@@ -281,14 +280,14 @@ int sriov_env_paths(const char **sysfs_root, const char **pf_fake_dir, struct cn
 	const char *fake = getenv(SRIOV_ENV_PF_FAKE_DIR);
 
 	*sysfs_root = root && root[0] ? root : SRIOV_DEFAULT_SYSFS;
-	if (!path_is_safe(*sysfs_root)) {
+	if (!sriov_path_is_safe(*sysfs_root)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV,
 			   "%s: \"%s\" must be an absolute path without \"..\"",
 			   SRIOV_ENV_SYSFS_ROOT, *sysfs_root);
 		return -EINVAL;
 	}
 	*pf_fake_dir = fake && fake[0] ? fake : NULL;
-	if (*pf_fake_dir && !path_is_safe(*pf_fake_dir)) {
+	if (*pf_fake_dir && !sriov_path_is_safe(*pf_fake_dir)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV,
 			   "%s: \"%s\" must be an absolute path without \"..\"",
 			   SRIOV_ENV_PF_FAKE_DIR, *pf_fake_dir);

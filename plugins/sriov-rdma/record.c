@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The attachment record (<stateDir>/<containerID>:<ifname>.json) and the
  * device-info file. The record holds what DEL needs to undo an ADD even
@@ -254,21 +254,11 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 
 int sriov_devinfo_validate(const char *path, struct cni_error *err)
 {
-	const char *c;
-
-	if (path[0] != '/' || path[strlen(path) - 1] == '/') {
+	if (!sriov_path_is_safe(path) || path[strlen(path) - 1] == '/') {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path",
-			   path);
+			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
+			   "without \"..\"", path);
 		return -EINVAL;
-	}
-	for (c = path; (c = strstr(c, "/..")) != NULL; c += 3) {
-		if (c[3] == '/' || c[3] == '\0') {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must not contain \"..\"",
-				   path);
-			return -EINVAL;
-		}
 	}
 	return 0;
 }

@@ -66,6 +66,8 @@ struct sriov_record {
 };
 
 /* netconf.c */
+/* Absolute and never climbing out with "..": every path the plugin opens. */
+bool sriov_path_is_safe(const char *path);
 int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */
@@ -89,7 +91,6 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf);
 int sriov_devinfo_remove(const char *path);
 
 /* vfnet.c */
-struct link_sock;
 /*
  * Move the host netdev `host_name` into pod_fd as `ifname` through an
  * anonymous namespace, so the name never clashes on the host: rename

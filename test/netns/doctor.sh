@@ -16,7 +16,7 @@ VF1=0000:3b:00.3
 
 # write FILE CONTENT: create parent directories and the file.
 write() {
-	mkdir -p "$(dirname "$1")"
+	[ -d "${1%/*}" ] || mkdir -p "${1%/*}"
 	printf '%s\n' "$2" > "$1"
 }
 
@@ -125,7 +125,7 @@ write "$SYS/module/ib_core/parameters/netns_mode" Y
 doctor
 t_eq "$RC" 0 "exit status"
 t_contains "$OUT" "WARN rdma-netns: shared:" "netns line"
-t_contains "$OUT" 'rdma "exclusive" refuses ADD' "what exclusive does"
+t_contains "$OUT" 'rdma "exclusive" fails ADD (CNI error 105)' "what exclusive does"
 t_contains "$OUT" "options ib_core netns_mode=0" "module option"
 t_contains "$OUT" "rdma system set netns exclusive" "rdma tool"
 
@@ -204,6 +204,7 @@ doctor
 t_eq "$RC" 0 "exit status"
 t_contains "$OUT" "WARN vf $VF1: netdev ens1f0v1, RDMA mlx5_3, port DOWN" "vf line"
 t_contains "$OUT" "ip link set ens1f0v1 up" "fix"
+t_contains "$OUT" "ip link set ens1f0np0 vf 1 state auto" "VF link state on the PF"
 
 t_begin "GID indexes that differ: said per device, no single value"
 node gids

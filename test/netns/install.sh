@@ -69,7 +69,7 @@ while :; do
 		bad=$((bad + 1))
 		[ "$bad" -le 3 ] && t_fail "run $runs: exit $rc, output '$got' (want exit $want_rc, '$want')"
 	fi
-	[ "$alive" = 1 ] && [ "$runs" -lt 5000 ] || break
+	if [ "$alive" = 0 ] || [ "$runs" -ge 5000 ]; then break; fi
 done
 wait "$installer"
 t_eq "$?" 0 "installer loop"
@@ -89,8 +89,8 @@ for p in $PLUGINS; do cp "$BUILD_DIR/plugins/$p/$p" "$image/$p"; done
 host=$T_TMP/host/opt/cni/bin
 mkdir -p "$host"
 
-cni_install() { # [VAR=VALUE...]: install-cni.sh from the fake image into $host, once
-	OUT=$(env SRC_DIR="$image" CNI_BIN_DIR="$host" INSTALL_ONCE=1 "$@" sh "$INSTALL_CNI" 2>&1)
+cni_install() { # install-cni.sh from the fake image into $host, once
+	OUT=$(env SRC_DIR="$image" CNI_BIN_DIR="$host" INSTALL_ONCE=1 sh "$INSTALL_CNI" 2>&1)
 	RC=$?
 }
 
@@ -132,8 +132,8 @@ if mount -t tmpfs -o size=${room}k tmpfs "$small"; then
 	mkdir -p "$big"
 	cp "$image/pool-ipam" "$big/"
 	head -c $(( (room + 1024) * 1024 )) /dev/urandom > "$big/sriov-rdma"
-	OUT=$(env SRC_DIR="$big" CNI_BIN_DIR="$small" INSTALL_ONCE=1 sh "$INSTALL_CNI" 2>&1)
-	[ $? != 0 ] || t_fail "exit status 0 on a full disk"
+	OUT=$(env SRC_DIR="$big" CNI_BIN_DIR="$small" INSTALL_ONCE=1 sh "$INSTALL_CNI" 2>&1) &&
+		t_fail "exit status 0 on a full disk"
 	t_contains "$OUT" "No space left on device" "the reason"
 	t_eq "$(sha256sum < "$small/sriov-rdma")" "$old" "old binary"
 	t_eq "$(leftovers "$small")" 0 "temporary files left"
@@ -143,8 +143,8 @@ else
 fi
 
 t_begin "install-cni.sh without the host mount: clear error naming CNI_BIN_DIR"
-OUT=$(env SRC_DIR="$image" CNI_BIN_DIR="$T_TMP/nowhere" INSTALL_ONCE=1 sh "$INSTALL_CNI" 2>&1)
-[ $? != 0 ] || t_fail "exit status 0"
+OUT=$(env SRC_DIR="$image" CNI_BIN_DIR="$T_TMP/nowhere" INSTALL_ONCE=1 sh "$INSTALL_CNI" 2>&1) &&
+	t_fail "exit status 0"
 t_contains "$OUT" "$T_TMP/nowhere does not exist" "message"
 t_contains "$OUT" "CNI_BIN_DIR" "names the variable"
 
@@ -162,6 +162,23 @@ kill -0 "$pid" 2>/dev/null || t_fail "exited without INSTALL_ONCE"
 kill -TERM "$pid"
 wait "$pid"
 t_eq "$?" 143 "exit status after SIGTERM"
+
+t_begin "DaemonSet, Containerfile and install-cni.sh agree on paths"
+ds=$(cat "$SOURCE_DIR/conf/deploy/daemonset.yaml")
+cf=$(cat "$SOURCE_DIR/conf/deploy/Containerfile")
+# shellcheck disable=SC2016 # the $ are the script's text, not expansions
+src_default=$(sed -n 's/^SRC_DIR=${SRC_DIR:-\(.*\)}$/\1/p' "$INSTALL_CNI")
+# shellcheck disable=SC2016
+bin_default=$(sed -n 's/^CNI_BIN_DIR=${CNI_BIN_DIR:-\(.*\)}$/\1/p' "$INSTALL_CNI")
+t_eq "$src_default" /usr/lib/sriov-rdma-cni "install-cni.sh SRC_DIR default"
+t_eq "$bin_default" /host/opt/cni/bin "install-cni.sh CNI_BIN_DIR default"
+t_contains "$ds" "command: [\"$src_default/install-cni.sh\"]" "DaemonSet command"
+t_contains "$ds" "mountPath: $bin_default" "DaemonSet mount"
+t_contains "$ds" "path: /opt/cni/bin" "hostPath"
+t_contains "$ds" "feature.node.kubernetes.io/network-sriov.capable: \"true\"" "nodeSelector"
+t_contains "$ds" "key: nvidia.com/gpu" "GPU toleration"
+t_contains "$cf" "mkdir -p $src_default;" "Containerfile image dir"
+t_contains "$cf" "ENTRYPOINT [\"$src_default/install-cni.sh\"]" "Containerfile entrypoint"
 
 t_begin "scripts/package: the tarball holds the binaries, conf, scripts, and installs without building"
 pkg=$T_TMP/pkg

@@ -13,6 +13,7 @@ N=${POOL_CONC_N:-1000}
 P=${POOL_CONC_P:-16}
 KILL_WRITERS=${POOL_KILL_WRITERS:-8}
 KILL_ROUNDS=${POOL_KILL_ROUNDS:-40}
+KILL_MAX_MS=${POOL_KILL_MAX_MS:-30}	# raise it for slow builds, so some ADDs finish
 
 DATA=$T_TMP/data
 NS=$(t_netns) || { echo "cannot create a netns"; exit 1; }
@@ -49,24 +50,25 @@ t_eq "$(cat "$OUT"/*.DEL.rc | grep -cvx 0)" 0 "failed DELs"
 t_eq "$(find "$DATA/conc" -name 'a-*' -o -name 'c-*' | wc -l)" 0 "records left"
 t_eq "$(find "$DATA/conc/tmp" -type f | wc -l)" 0 "temp files left"
 
-# writer W: KILL_ROUNDS ADDs, each SIGKILLed after a random delay of 0-29 ms;
+# writer W: KILL_ROUNDS ADDs, each SIGKILLed after a random delay below KILL_MAX_MS;
 # an ADD that exited 0 before the kill is recorded with its output.
 writer() {
-	local w=$1 i id pid rc
+	local w=$1 i id pid rc delay
 	for ((i = 0; i < KILL_ROUNDS; i++)); do
 		id=k$w-$i
 		CNI_COMMAND=ADD CNI_CONTAINERID=$id CNI_IFNAME=net1 CNI_NETNS=$NS CNI_PATH=/nonexistent \
 			"$PLUGIN" < "$KILL_CONF" > "$OUT/$id.kadd" 2>/dev/null &
 		pid=$!
-		sleep "$(printf '0.%03d' $((RANDOM % 30)))"
+		delay=$((RANDOM % KILL_MAX_MS))
+		sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
 		kill -9 "$pid" 2>/dev/null
-		wait "$pid"
+		wait "$pid" 2>/dev/null
 		rc=$?
 		[ "$rc" = 0 ] && echo "$id" >> "$OUT/ok.$w"
 	done
 }
 export -f writer
-export KILL_CONF=$T_TMP/kill.json KILL_ROUNDS
+export KILL_CONF=$T_TMP/kill.json KILL_ROUNDS KILL_MAX_MS
 
 t_begin "SIGKILLed writers leave a valid store and lose no successful ADD"
 for ((w = 0; w < KILL_WRITERS; w++)); do writer "$w" & done

@@ -150,6 +150,20 @@ t_eq "$(find "$DATA/nst" -name 'c-*' -printf '%f\n')" "c-s1:net1.0" "reservation
 run STATUS "$(conf nst 1.1.0 "$SMALL")" x
 t_eq "$T_RC" 0 "STATUS after GC"
 
+t_begin "after a reboot with missed DELs, a full pool reclaims the earlier boot's reservations"
+mkdir -p "$T_TMP/proc/sys/kernel/random"
+echo 0c2a1e4e-0000-4000-8000-000000000001 > "$T_TMP/proc/sys/kernel/random/boot_id"
+run ADD "$(conf nboot 1.1.0 "$SMALL")" b1 POOL_IPAM_PROC_ROOT="$T_TMP/proc"
+run ADD "$(conf nboot 1.1.0 "$SMALL")" b2 POOL_IPAM_PROC_ROOT="$T_TMP/proc"
+run ADD "$(conf nboot 1.1.0 "$SMALL")" b3 POOL_IPAM_PROC_ROOT="$T_TMP/proc"
+t_eq "$(t_jq .code)" 103 "full before the reboot"
+echo 0c2a1e4e-0000-4000-8000-000000000002 > "$T_TMP/proc/sys/kernel/random/boot_id"
+run STATUS "$(conf nboot 1.1.0 "$SMALL")" x POOL_IPAM_PROC_ROOT="$T_TMP/proc"
+t_eq "$T_RC" 0 "STATUS counts earlier-boot reservations as free ($T_OUT)"
+run ADD "$(conf nboot 1.1.0 "$SMALL")" b3 POOL_IPAM_PROC_ROOT="$T_TMP/proc"
+t_eq "$T_RC" 0 "ADD after the reboot ($T_OUT)"
+t_eq "$(find "$DATA/nboot" -name 'c-*' -printf '%f\n')" "c-b3:net1.0" "only the new reservation is left"
+
 t_begin "a typo in the config is code 7 naming the field"
 run ADD "$(conf ntypo 1.1.0 '"subnet":"10.50.0.0/24","rangeStrat":"10.50.0.10"')" t1
 t_eq "$(t_jq .code)" 7 "code"

@@ -48,6 +48,24 @@ t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS=
 t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
 t_eq "$(sr_state_files)" "" "no record left"
 
+t_begin "later in a chain: the prevResult is kept and our interface appended"
+sr_setup 1
+pod=$(t_netns)
+sr_conflist "$CONF" 1.1.0 "\"deviceID\": \"$(sr_vf 0)\"" "$POOL"
+prev='{"cniVersion": "1.1.0", "interfaces": [{"name": "eth0", "sandbox": "'"$pod"'"}], "ips": [{"address": "192.168.7.5/24", "interface": 0}]}'
+conf=$(sr_plugin_conf "$CONF" | jq -c --argjson p "$prev" '. + {prevResult: $p}')
+t_exec sriov-rdma ADD "$conf" CNI_CONTAINERID=c12 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
+t_eq "$(t_jq '[.interfaces[].name] | join(",")')" "eth0,net1" "interfaces"
+t_eq "$(t_jq '.ips[0].address + " " + (.ips[0].interface | tostring)')" "192.168.7.5/24 0" "earlier address kept"
+t_eq "$(t_jq '.ips[1].interface')" 1 "our address points at our interface"
+# A runtime's CHECK carries the chain's final result.
+check=$(sr_plugin_conf "$CONF" | jq -c --argjson p "$T_OUT" '. + {prevResult: $p}')
+t_exec sriov-rdma CHECK "$check" CNI_CONTAINERID=c12 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "CHECK skips the other interface's address ($T_OUT)"
+t_exec sriov-rdma DEL "$conf" CNI_CONTAINERID=c12 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+
 t_begin "CHECK finds drift: MTU changed, address removed"
 sr_setup 1
 pod=$(t_netns)
