@@ -574,7 +574,7 @@ static int fake_set(struct rdma_sock *s, struct fake *fk, const struct nlattr **
 {
 	uint32_t index = mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
 	struct fake_dev *d;
-	unsigned long here, target = 0;
+	unsigned long here = 0, target = 0;
 	int ret, i;
 
 	if (tb[RDMA_NLDEV_ATTR_DEV_NAME]) {

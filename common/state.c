@@ -42,7 +42,7 @@ static int mkdir_p_open(const char *path, int *dirfd)
 {
 	char comp[256];
 	const char *p = path, *end;
-	int fd, sub, r;
+	int fd, sub = -1, r;
 
 	if (!path || !*path)
 		return -EINVAL;

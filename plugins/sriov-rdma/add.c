@@ -25,6 +25,7 @@ struct add_ctx {
 	int pod_fd;
 	struct vf_claim claim;
 	struct vf_pf *pf;
+	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
 	struct cni_result ipam;
 	struct cni_result prev;		/* prevResult of the chain, or empty */
@@ -87,7 +88,7 @@ static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
 	if (!c->conf.vf.mask)
 		return 0;
-	ret = vf_pf_open(c->vf.pf_netdev, c->conf.pf_fake_dir, &c->pf);
+	ret = vf_pf_open(c->vf.pf_netdev, c->conf.paths.pf_fake_dir, &c->pf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
 				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
@@ -119,6 +120,24 @@ static void vfcfg_undo(struct add_ctx *c)
 	if (ret < 0)
 		log_error("VF %s: cannot restore its settings on PF %s: %s", c->vf.bdf,
 			  c->vf.pf_netdev, strerror(-ret));
+}
+
+/* ---- the RDMA device into the pod (decided by sriov_rdma_plan) ---- */
+
+static int rdma_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->rdma)
+		return 0;
+	return sriov_rdma_to_pod(&c->conf, c->rdma, c->pod_fd, c->req->env.netns, &c->rec, err);
+}
+
+static void rdma_undo(struct add_ctx *c)
+{
+	int ret = sriov_rdma_to_host(&c->rec, c->pod_fd, c->conf.paths.rdma_fake_dir);
+
+	if (ret < 0)
+		log_error("VF %s: cannot return RDMA device %s to the host: %s", c->vf.bdf,
+			  c->rec.rdma_dev, strerror(-ret));
 }
 
 /* ---- the netdev into the pod ---- */
@@ -204,7 +223,7 @@ static void netdev_undo(struct add_ctx *c)
 
 	if (c->vf.dpdk)
 		return;
-	ret = sriov_netdev_to_host(&c->rec, c->pod_fd, c->conf.sysfs_root, &found);
+	ret = sriov_netdev_to_host(&c->rec, c->pod_fd, c->conf.paths.sysfs_root, &found);
 	if (ret < 0 || !found)
 		log_error("VF %s: cannot return %s to the host: %s", c->vf.bdf, c->rec.host_ifname,
 			  ret < 0 ? strerror(-ret) : "not found");
@@ -312,7 +331,8 @@ static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 
 	if (!c->conf.devinfo_file)
 		return 0;
-	ret = sriov_devinfo_write(c->conf.devinfo_file, c->vf.bdf, c->vf.pf_bdf);
+	ret = sriov_devinfo_write(c->conf.devinfo_file, c->vf.bdf, c->vf.pf_bdf,
+				  c->rec.rdma_pod_name);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO,
 				  "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot write it: %s",
@@ -345,13 +365,17 @@ static void record_undo(struct add_ctx *c)
 }
 
 /*
- * In order; each undo reverts its own step. The RDMA device moves right
- * after the netdev, so that the IPAM and everything after it see both in
- * the pod.
+ * In order; each undo reverts its own step. The RDMA device moves just
+ * before the netdev: a driver that refuses the move then costs no netdev
+ * round trip, and drivers that tie their RDMA device to the netdev's
+ * namespace (rxe, siw) unregister it as soon as the netdev leaves, which
+ * would turn their refusal into a vanished device. The IPAM and everything
+ * after it see both in the pod.
  */
 static const struct add_step add_steps[] = {
 	{ "claim",	claim_run,	claim_undo },
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
+	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
 	{ "ipam",	ipam_run,	ipam_undo },
 	{ "address",	addr_run,	NULL },
@@ -380,12 +404,12 @@ static int run_steps(struct add_ctx *c, struct cni_error *err)
 
 static int lookup_vf(struct add_ctx *c, struct cni_error *err)
 {
-	int ret = vf_lookup(c->conf.sysfs_root, c->conf.bdf, &c->vf);
+	int ret = vf_lookup(c->conf.paths.sysfs_root, c->conf.bdf, &c->vf);
 
 	if (ret == -ENODEV)
 		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
 				  "deviceID %s: no such PCI device in %s/bus/pci/devices",
-				  c->conf.bdf, c->conf.sysfs_root);
+				  c->conf.bdf, c->conf.paths.sysfs_root);
 	if (ret == -ENOTSUP)
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "deviceID %s: not an SR-IOV VF (it has no physfn); "
@@ -472,19 +496,52 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 		res->dns = c->ipam.dns;
 }
 
+/*
+ * What a workload needs to name its HCA: the RDMA device as the pod sees it
+ * and the RoCE v2 GID index of the pod's first address, which exists only
+ * once the address is configured. Best effort: the attachment works without,
+ * and libibverbs may lack the driver's provider on the host.
+ */
+static void rdma_summary(struct add_ctx *c, char *out, size_t len)
+{
+	const char *dev = c->rec.rdma_pod_name;
+	const char *how = c->rec.rdma_moved ? "moved" : "shared";
+	const char *addr = c->rec.n_addrs ? c->rec.addrs[0] : NULL;
+	int gid, ret;
+
+	if (!dev[0]) {
+		snprintf(out, len, "rdma %s", c->conf.rdma == SRIOV_RDMA_OFF ? "off" : "none");
+		return;
+	}
+	ret = sriov_rdma_pod_view(&c->rec, c->pod_fd, addr, &gid);
+	if (ret == -ENODEV)
+		log_warn("RDMA device %s: libibverbs does not list it in %s (is the provider of "
+			 "its driver installed?)", dev, c->req->env.netns);
+	else if (ret < 0)
+		log_warn("RDMA device %s: no RoCE v2 GID for %s in %s: %s", dev, addr,
+			 c->req->env.netns, strerror(-ret));
+	if (gid >= 0)
+		snprintf(out, len, "rdma %s (%s), NCCL_IB_HCA=%s NCCL_IB_GID_INDEX=%d", dev, how,
+			 dev, gid);
+	else
+		snprintf(out, len, "rdma %s (%s), NCCL_IB_HCA=%s, GID index unknown%s", dev, how,
+			 dev, addr ? "" : " (no address)");
+}
+
 static void log_success(struct add_ctx *c, const struct cni_result *res)
 {
-	char addrs[256] = "";
+	char addrs[256] = "", rdma[256];
 	size_t off = 0;
 	int i;
 
 	for (i = 0; i < c->rec.n_addrs && off < sizeof(addrs); i++)
 		off += (size_t)snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? "," : "",
 					c->rec.addrs[i]);
-	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s", c->vf.bdf,
+	rdma_summary(c, rdma, sizeof(rdma));
+	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s, %s", c->vf.bdf,
 		 c->vf.dpdk ? "(dpdk)" : c->rec.host_ifname, c->req->env.ifname,
 		 c->req->env.netns, res->ifaces[0].mac[0] ? res->ifaces[0].mac : "unknown",
-		 c->rec.n_addrs ? addrs : "none");
+		 c->rec.n_addrs ? addrs : "none", rdma);
 }
 
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
@@ -508,7 +565,8 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
+	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err) ||
+	    sriov_rdma_plan(&c->conf, &c->vf, &c->rec, &c->rdma, err))
 		goto out;
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
@@ -525,6 +583,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	ret = 0;
 out:
 	vf_claim_release(&c->claim);
+	rdma_sock_close(c->rdma);
 	vf_pf_close(c->pf);
 	if (c->pod_fd >= 0)
 		close(c->pod_fd);

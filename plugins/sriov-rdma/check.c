@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CHECK: is the attachment still what ADD made? The interface in the pod
- * under its name, MAC and MTU, its addresses, the VF properties on the PF,
- * and the IPAM's own reservation. Any difference is code 107 naming it.
+ * under its name, MAC and MTU, its addresses, the RDMA device in the pod
+ * (when ADD moved it), the VF properties on the PF, and the IPAM's own
+ * reservation. Any difference is code 107 naming it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +72,22 @@ static int check_netdev(const struct cni_request *req, const struct sriov_record
 	ret = 0;
 out:
 	link_sock_close(ls);
+	return ret;
+}
+
+static int check_rdma(const struct cni_request *req, const struct sriov_record *rec,
+		      const char *fake_dir, struct cni_error *err)
+{
+	int pod_fd, ret;
+
+	if (!rec->rdma_moved)
+		return 0;
+	ret = netns_open(req->env.netns, &pod_fd);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: %s", req->env.netns,
+				  strerror(-ret));
+	ret = sriov_rdma_check(rec, pod_fd, req->env.netns, fake_dir, err);
+	close(pod_fd);
 	return ret;
 }
 
@@ -163,7 +180,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 			memcpy(prev->ips[i].address, rec.addrs[i], sizeof(prev->ips[i].address));
 	}
 	if ((!rec.dpdk && check_netdev(req, &rec, prev, err)) ||
-	    check_vf_config(&rec, conf.pf_fake_dir, err))
+	    check_rdma(req, &rec, conf.paths.rdma_fake_dir, err) ||
+	    check_vf_config(&rec, conf.paths.pf_fake_dir, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

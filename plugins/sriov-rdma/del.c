@@ -34,7 +34,7 @@ static int restore_vf_config(const struct sriov_record *rec, const char *pf_fake
 }
 
 int sriov_release(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-		  const char *sysfs_root, const char *pf_fake_dir, struct cni_error *err)
+		  const struct sriov_paths *paths, struct cni_error *err)
 {
 	struct vf_claim claim = { .lock_fd = -1 };
 	int pci_fd = -1, pod_fd = -1, ret;
@@ -61,16 +61,24 @@ int sriov_release(const struct sriov_record *rec, const char *pod_netns, int sta
 			   strerror(-ret));
 		goto out;
 	}
-	ret = restore_vf_config(rec, pf_fake_dir);
+	ret = restore_vf_config(rec, paths->pf_fake_dir);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
 		goto unlock;
 	}
+	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
+		pod_fd = -1;
+	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
+	ret = sriov_rdma_to_host(rec, pod_fd, paths->rdma_fake_dir);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
+			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
+			   rec->rdma_dev, strerror(-ret));
+		goto unlock;
+	}
 	if (!rec->dpdk) {
-		if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
-			pod_fd = -1;
-		ret = sriov_netdev_to_host(rec, pod_fd, sysfs_root, &found);
+		ret = sriov_netdev_to_host(rec, pod_fd, paths->sysfs_root, &found);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot return %s to the host as %s: %s",
 				   rec->bdf, rec->ifname, rec->host_ifname, strerror(-ret));
@@ -109,11 +117,12 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 {
 	struct cni_error ipam_err = { 0 };
 	struct sriov_record rec;
-	const char *state_dir, *sysfs_root, *fake, *ipam;
+	struct sriov_paths paths;
+	const char *state_dir, *ipam;
 	char name[512];
 	int dirfd = -1, ret;
 
-	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&sysfs_root, &fake, err))
+	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err))
 		return -1;
 	/* First, and whatever else happens: an address never leaks (plugins #1196). */
 	ipam = sriov_ipam_type(req);
@@ -135,7 +144,7 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 		log_error("stateDir %s: record %s is unreadable (%s): removing it", state_dir, name,
 			  strerror(-ret));
 		state_remove(dirfd, name);
-	} else if (sriov_release(&rec, req->env.netns, dirfd, sysfs_root, fake, err)) {
+	} else if (sriov_release(&rec, req->env.netns, dirfd, &paths, err)) {
 		goto out;
 	}
 out:

@@ -2,6 +2,9 @@
 /*
  * GC and STATUS (CNI 1.1).
  *
+ * STATUS says 50 when ADD cannot work: no state directory, or rdma
+ * "exclusive" on a kernel that cannot move RDMA devices.
+ *
  * GC returns the VFs of attachments the runtime no longer knows to the
  * host and forgets them, then forwards to the IPAM. Without the
  * cni.dev/valid-attachments key nothing is released: a runtime that sends
@@ -26,7 +29,7 @@ static bool is_record_name(const char *name)
 }
 
 static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
-		   const char *sysfs_root, const char *fake, struct cni_error *err)
+		   const struct sriov_paths *paths, struct cni_error *err)
 {
 	struct cni_error one;
 	struct sriov_record rec;
@@ -56,7 +59,7 @@ static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
 			 rec.ifname, rec.bdf);
 		memset(&one, 0, sizeof(one));
 		/* The spec: keep going past a failure; report the first one. */
-		if (sriov_release(&rec, rec.netns, dirfd, sysfs_root, fake, &one) && !err->code)
+		if (sriov_release(&rec, rec.netns, dirfd, paths, &one) && !err->code)
 			*err = one;
 	}
 	closedir(dir);
@@ -67,10 +70,11 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 {
 	struct cni_attachment *valid = NULL;
 	struct cni_error ipam_err = { 0 };
-	const char *state_dir, *sysfs_root, *fake, *ipam;
+	struct sriov_paths paths;
+	const char *state_dir, *ipam;
 	int n = -1, dirfd = -1, ret;
 
-	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&sysfs_root, &fake, err) ||
+	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err) ||
 	    cni_gc_valid_attachments(req, &valid, &n, err))
 		return -1;
 	if (n >= 0) {
@@ -78,7 +82,7 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 		if (ret < 0)
 			cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", state_dir, strerror(-ret));
 		else
-			collect(dirfd, valid, n, sysfs_root, fake, err);
+			collect(dirfd, valid, n, &paths, err);
 	}
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)
@@ -91,16 +95,21 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 
 int sriov_cmd_status(struct cni_request *req, struct cni_error *err)
 {
+	enum sriov_rdma_mode mode;
+	struct sriov_paths paths;
 	const char *state_dir, *ipam;
 	int dirfd, ret;
 
-	if (sriov_state_dir(req, &state_dir, err))
+	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err) ||
+	    sriov_rdma_mode(req, &mode, err))
 		return -1;
 	ret = state_dir_open(state_dir, &dirfd);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "stateDir %s: %s: ADD cannot record "
 				  "attachments", state_dir, strerror(-ret));
 	close(dirfd);
+	if (sriov_rdma_status(mode, paths.rdma_fake_dir, err))
+		return -1;
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_STATUS, NULL, err))
 		return -1;

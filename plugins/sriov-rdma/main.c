@@ -5,7 +5,10 @@
  *
  * Test hooks (environment): SRIOV_RDMA_SYSFS_ROOT, the root of the sysfs
  * tree to read (default /sys); SRIOV_RDMA_PF_FAKE_DIR, a directory of the
- * recording fake PF used instead of the kernel for VF properties.
+ * recording fake PF used instead of the kernel for VF properties (vf.h);
+ * SRIOV_RDMA_RDMA_FAKE_DIR, a directory of the recording fake RDMA netlink
+ * used instead of the kernel for the netns mode and RDMA device moves and
+ * renames (rdma.h). Unset, the plugin talks to the kernel.
  */
 #include "log.h"
 #include "sriov.h"

@@ -18,11 +18,13 @@ static const char *const known_keys[] = {
 	"cniVersion", "cniVersions", "name", "type", "ipam", "dns", "args", "runtimeConfig",
 	"prevResult", "capabilities", "deviceID", "pciBusID", "vlan", "vlanQoS", "vlanProto",
 	"mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "mtu",
-	"stateDir", "logLevel", "logFile", NULL,
+	"rdma", "rdmaName", "stateDir", "logLevel", "logFile", NULL,
 };
 
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
 static const char *const link_states[] = { "auto", "enable", "disable", NULL };
+/* In the order of enum sriov_rdma_mode. */
+static const char *const rdma_modes[] = { "auto", "exclusive", "off", NULL };
 
 bool sriov_path_is_safe(const char *p)
 {
@@ -274,23 +276,58 @@ static int parse_vf_props(const struct cni_request *req, struct sriov_conf *conf
 	return 0;
 }
 
-int sriov_env_paths(const char **sysfs_root, const char **pf_fake_dir, struct cni_error *err)
+static int env_path(const char *var, const char *fallback, const char **out,
+		    struct cni_error *err)
 {
-	const char *root = getenv(SRIOV_ENV_SYSFS_ROOT);
-	const char *fake = getenv(SRIOV_ENV_PF_FAKE_DIR);
+	const char *v = getenv(var);
 
-	*sysfs_root = root && root[0] ? root : SRIOV_DEFAULT_SYSFS;
-	if (!sriov_path_is_safe(*sysfs_root)) {
+	*out = v && v[0] ? v : fallback;
+	if (*out && !sriov_path_is_safe(*out)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV,
-			   "%s: \"%s\" must be an absolute path without \"..\"",
-			   SRIOV_ENV_SYSFS_ROOT, *sysfs_root);
+			   "%s: \"%s\" must be an absolute path without \"..\"", var, *out);
 		return -EINVAL;
 	}
-	*pf_fake_dir = fake && fake[0] ? fake : NULL;
-	if (*pf_fake_dir && !sriov_path_is_safe(*pf_fake_dir)) {
-		cni_errorf(err, CNI_ERR_INVALID_ENV,
-			   "%s: \"%s\" must be an absolute path without \"..\"",
-			   SRIOV_ENV_PF_FAKE_DIR, *pf_fake_dir);
+	return 0;
+}
+
+int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err)
+{
+	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err) ||
+	    env_path(SRIOV_ENV_PF_FAKE_DIR, NULL, &paths->pf_fake_dir, err) ||
+	    env_path(SRIOV_ENV_RDMA_FAKE_DIR, NULL, &paths->rdma_fake_dir, err))
+		return -EINVAL;
+	return 0;
+}
+
+int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
+		    struct cni_error *err)
+{
+	int idx;
+
+	if (conf_enum(req->conf, "", "rdma", rdma_modes, &idx, err))
+		return -EINVAL;
+	*mode = idx < 0 ? SRIOV_RDMA_AUTO : (enum sriov_rdma_mode)idx;
+	return 0;
+}
+
+static int parse_rdma(const struct cni_request *req, struct sriov_conf *conf,
+		      struct cni_error *err)
+{
+	if (sriov_rdma_mode(req, &conf->rdma, err) ||
+	    conf_string(req->conf, "", "rdmaName", &conf->rdma_name, false, err))
+		return -EINVAL;
+	if (!conf->rdma_name)
+		return 0;
+	if (!rdma_dev_name_valid(conf->rdma_name)) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "rdmaName \"%s\": not an RDMA device name (want 1 to 63 of "
+			   "A-Z a-z 0-9 _ . -, e.g. \"rdma_net1\")", conf->rdma_name);
+		return -EINVAL;
+	}
+	if (conf->rdma == SRIOV_RDMA_OFF) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+			   "rdmaName \"%s\": renames the RDMA device in the pod, but rdma is "
+			   "\"off\"; set rdma to \"exclusive\" or drop rdmaName", conf->rdma_name);
 		return -EINVAL;
 	}
 	return 0;
@@ -305,12 +342,13 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	memset(conf, 0, sizeof(*conf));
 	if (conf_check_keys(req->conf, "", known_keys, err))
 		return -EINVAL;
-	if (sriov_env_paths(&conf->sysfs_root, &conf->pf_fake_dir, err) ||
+	if (sriov_env_paths(&conf->paths, err) ||
 	    parse_device_id(req, conf, err) ||
 	    parse_vlan(req, conf, err) ||
 	    parse_mac(req, conf, err) ||
 	    parse_vf_props(req, conf, err) ||
 	    parse_ipam(req, conf, err) ||
+	    parse_rdma(req, conf, err) ||
 	    sriov_state_dir(req, &conf->state_dir, err))
 		return -EINVAL;
 	/* 68: the IPv4 minimum (RFC 791); 65535: the largest any netdev takes. */

@@ -156,6 +156,11 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddBoolToObject(o, "hostUp", r->host_up) &&
 	     add_mac(o, "podMac", r->pod_mac) == 0 &&
 	     cJSON_AddNumberToObject(o, "podMtu", r->pod_mtu) &&
+	     cJSON_AddStringToObject(o, "rdmaDevice", r->rdma_dev) &&
+	     cJSON_AddNumberToObject(o, "rdmaIndex", r->rdma_index) &&
+	     cJSON_AddStringToObject(o, "rdmaPodName", r->rdma_pod_name) &&
+	     cJSON_AddBoolToObject(o, "rdmaMoved", r->rdma_moved) &&
+	     cJSON_AddBoolToObject(o, "rdmaRenamed", r->rdma_renamed) &&
 	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file);
 	if (ok)
 		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
@@ -187,6 +192,8 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    get_str(o, "pfNetdev", r->pf_netdev, sizeof(r->pf_netdev), false) ||
 	    get_str(o, "hostIfname", r->host_ifname, sizeof(r->host_ifname), false) ||
 	    get_str(o, "deviceInfoFile", r->devinfo_file, sizeof(r->devinfo_file), false) ||
+	    get_str(o, "rdmaDevice", r->rdma_dev, sizeof(r->rdma_dev), false) ||
+	    get_str(o, "rdmaPodName", r->rdma_pod_name, sizeof(r->rdma_pod_name), false) ||
 	    get_mac(o, "hostMac", r->host_mac) || get_mac(o, "podMac", r->pod_mac) ||
 	    vfcfg_from_json(get(o, "vfApplied"), &r->vf_applied) ||
 	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig))
@@ -198,6 +205,9 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	r->pod_mtu = get_num(o, "podMtu", &v) ? (int)v : 0;
 	r->dpdk = cJSON_IsTrue(get(o, "dpdk"));
 	r->host_up = cJSON_IsTrue(get(o, "hostUp"));
+	r->rdma_index = get_num(o, "rdmaIndex", &v) && v >= 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
+	r->rdma_moved = cJSON_IsTrue(get(o, "rdmaMoved"));
+	r->rdma_renamed = cJSON_IsTrue(get(o, "rdmaRenamed"));
 	addrs = get(o, "addresses");
 	cJSON_ArrayForEach(a, addrs) {
 		if (r->n_addrs >= CNI_MAX_IPS || !cJSON_IsString(a) ||
@@ -207,6 +217,11 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	}
 	/* The name came from a file: it must still be a valid ifname and BDF. */
 	if (!cni_valid_ifname(r->ifname) || (r->host_ifname[0] && !cni_valid_ifname(r->host_ifname)))
+		return -EBADMSG;
+	/* DEL renames the RDMA device back to this name: it must be one the kernel takes. */
+	if ((r->rdma_dev[0] && !rdma_dev_name_valid(r->rdma_dev)) ||
+	    (r->rdma_pod_name[0] && !rdma_dev_name_valid(r->rdma_pod_name)) ||
+	    (r->rdma_moved && !r->rdma_dev[0]))
 		return -EBADMSG;
 	return 0;
 }
@@ -283,7 +298,8 @@ static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
 	return *dirfd < 0 ? -errno : 0;
 }
 
-int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf)
+int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
+			const char *rdma_dev)
 {
 	cJSON *o = NULL, *pci;
 	const char *base;
@@ -324,6 +340,12 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf)
 	if (!cJSON_AddStringToObject(pci, "pci-address", bdf) ||
 	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)))
 		goto out;
+	/* The name the pod sees, which the device plugin's record cannot know after a rename. */
+	if (rdma_dev && rdma_dev[0]) {
+		cJSON_DeleteItemFromObjectCaseSensitive(pci, "rdma-device");
+		if (!cJSON_AddStringToObject(pci, "rdma-device", rdma_dev))
+			goto out;
+	}
 	text = cJSON_PrintUnformatted(o);
 	if (!text)
 		goto out;

@@ -4,8 +4,9 @@
  *
  * netconf.c parses and validates the configuration (nothing on the host is
  * touched before it succeeds), record.c keeps the attachment record and the
- * device-info file, vfnet.c moves the VF netdev between namespaces, and
- * add.c, del.c, check.c and gc.c implement the commands on top of them.
+ * device-info file, vfnet.c moves the VF netdev between namespaces,
+ * rdmadev.c its RDMA device, and add.c, del.c, check.c and gc.c implement
+ * the commands on top of them.
  */
 #ifndef SRIOV_H
 #define SRIOV_H
@@ -15,16 +16,34 @@
 #include <net/if.h>
 #include <cjson/cJSON.h>
 #include "cni.h"
+#include "rdma.h"
 #include "vf.h"
 
 #define SRIOV_DEFAULT_STATE_DIR	"/var/lib/cni/sriov-rdma"
 #define SRIOV_DEFAULT_SYSFS	"/sys"
-/* Test hooks: a sysfs tree modelling the NIC, and the recording fake PF. */
+/* Test hooks: a sysfs tree modelling the NIC, the recording fake PF and fake RDMA netlink. */
 #define SRIOV_ENV_SYSFS_ROOT	"SRIOV_RDMA_SYSFS_ROOT"
 #define SRIOV_ENV_PF_FAKE_DIR	"SRIOV_RDMA_PF_FAKE_DIR"
+#define SRIOV_ENV_RDMA_FAKE_DIR	"SRIOV_RDMA_RDMA_FAKE_DIR"
 /* How long an ADD or DEL waits for another one holding the same VF. */
 #define SRIOV_LOCK_TIMEOUT_MS	30000
 #define SRIOV_PCI_SUBDIR	"pci"
+/* How long ADD waits for the kernel to put the pod's address into the GID table. */
+#define SRIOV_GID_WAIT_MS	2000
+
+/* The config's "rdma". */
+enum sriov_rdma_mode {
+	SRIOV_RDMA_AUTO = 0,
+	SRIOV_RDMA_EXCLUSIVE,
+	SRIOV_RDMA_OFF,
+};
+
+/* Where the plugin reads the host from: the real one, or test stand-ins. */
+struct sriov_paths {
+	const char *sysfs_root;
+	const char *pf_fake_dir;	/* NULL: the kernel */
+	const char *rdma_fake_dir;	/* NULL: the kernel */
+};
 
 struct sriov_conf {
 	char bdf[VF_BDF_LEN];
@@ -32,9 +51,10 @@ struct sriov_conf {
 	bool has_mac;			/* effective MAC for the pod netdev */
 	uint8_t mac[6];
 	int mtu;			/* 0: keep the VF's */
+	enum sriov_rdma_mode rdma;
+	const char *rdma_name;		/* rdmaName, NULL: keep the kernel's name */
 	const char *state_dir;
-	const char *sysfs_root;
-	const char *pf_fake_dir;	/* NULL: the kernel */
+	struct sriov_paths paths;
 	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile or NULL */
 	const char *ipam_type;		/* NULL: no IPAM */
 };
@@ -60,6 +80,11 @@ struct sriov_record {
 	int pod_mtu;
 	struct vf_config vf_applied;	/* what was set on the PF */
 	struct vf_config vf_orig;	/* the same fields before */
+	char rdma_dev[RDMA_NAME_MAX];	/* the RDMA device's host name, "" when none was handled */
+	uint32_t rdma_index;		/* stable across moves and renames */
+	char rdma_pod_name[RDMA_NAME_MAX];	/* the name the pod sees */
+	bool rdma_moved;		/* into the pod (exclusive mode) */
+	bool rdma_renamed;		/* to rdmaName, inside the pod */
 	char devinfo_file[4096];	/* "" when none was written */
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
@@ -74,8 +99,11 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 const char *sriov_ipam_type(const struct cni_request *req);
 /* stateDir alone (DEL, GC and STATUS must work with a partial config). */
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
-/* SRIOV_RDMA_SYSFS_ROOT (default /sys) and SRIOV_RDMA_PF_FAKE_DIR (NULL: the kernel). */
-int sriov_env_paths(const char **sysfs_root, const char **pf_fake_dir, struct cni_error *err);
+/* SRIOV_RDMA_SYSFS_ROOT (default /sys), SRIOV_RDMA_PF_FAKE_DIR and SRIOV_RDMA_RDMA_FAKE_DIR. */
+int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
+/* "rdma" alone (STATUS must work without a deviceID). */
+int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
+		    struct cni_error *err);
 /* logLevel and logFile. */
 int sriov_log_setup(const struct cni_request *req, struct cni_error *err);
 
@@ -87,7 +115,9 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, struct cni_error *err);
-int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf);
+/* rdma_dev NULL or "": any rdma-device already in the file stays. */
+int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
+			const char *rdma_dev);
 int sriov_devinfo_remove(const char *path);
 
 /* vfnet.c */
@@ -109,9 +139,42 @@ int sriov_netdev_to_pod(const char *host_name, int pod_fd, const char *ifname,
 int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char *sysfs_root,
 			 bool *found);
 
+/* rdmadev.c */
+/* An RDMA netlink socket in the current namespace: the kernel's, or the fake in fake_dir. */
+int sriov_rdma_open(const char *fake_dir, struct rdma_sock **s);
+/*
+ * Before ADD changes anything: decide what happens to the VF's RDMA device
+ * under conf->rdma. *s gets the host socket when the device is to move
+ * (rec->rdma_dev and rdma_index are then filled), rec->rdma_dev alone when it
+ * stays visible in shared mode; neither when there is nothing to do.
+ */
+int sriov_rdma_plan(const struct sriov_conf *conf, const struct vf_dev *vf,
+		    struct sriov_record *rec, struct rdma_sock **s, struct cni_error *err);
+/* Move the planned device into pod_fd and rename it to conf->rdma_name there; undone on failure. */
+int sriov_rdma_to_pod(const struct sriov_conf *conf, struct rdma_sock *host_s, int pod_fd,
+		      const char *netns, struct sriov_record *rec, struct cni_error *err);
+/*
+ * Bring a moved device home under its host name: from pod_fd (-1: the pod is
+ * gone, and the kernel has returned it already) and renamed back on the host.
+ * A device that is nowhere to be seen is not an error.
+ */
+int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd, const char *fake_dir);
+/* CHECK: the moved device is in pod_fd under its recorded name (code 107 otherwise). */
+int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *netns,
+		     const char *fake_dir, struct cni_error *err);
+/*
+ * From inside pod_fd, through libibverbs (what the workload uses): -ENODEV
+ * when it does not list and open the device; then, for address (when not
+ * NULL), the RoCE v2 GID index, -ENOENT when the table has none for it.
+ */
+int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *address,
+			int *gid_index);
+/* STATUS: code 50 when mode is exclusive and the kernel cannot serve it. */
+int sriov_rdma_status(enum sriov_rdma_mode mode, const char *fake_dir, struct cni_error *err);
+
 /* del.c: undo one recorded attachment (DEL and GC). pod_netns may be NULL. */
 int sriov_release(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-		  const char *sysfs_root, const char *pf_fake_dir, struct cni_error *err);
+		  const struct sriov_paths *paths, struct cni_error *err);
 
 /* Commands. */
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err);

@@ -99,6 +99,13 @@ t_eq "$(printf '%s' "$OUT" | jq -r '.[] | select(.check == "vf '$VF0'") | .what'
 t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.check == "nccl") | .what] | join(" ")')" \
 	"NCCL_IB_HCA=mlx5_2,mlx5_3 NCCL_IB_GID_INDEX=3" "nccl entries"
 
+t_begin "--json: quotes and backslashes in a path stay valid JSON"
+weird=$T_TMP/'we"ird\dir'
+mkdir -p "$weird"
+OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$weird" --json 2>&1)
+t_eq "$(printf '%s' "$OUT" | jq -r '.[] | select(.check == "plugin pool-ipam") | .what')" \
+	"$weird/pool-ipam is not installed" "escaped path"
+
 t_begin "PF with 0 VFs: FAIL with how to enable them, exit 1"
 node novfs
 write "$SYS/bus/pci/devices/$PF/sriov_numvfs" 0
