@@ -323,10 +323,17 @@ static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, voi
 	}
 }
 
-static struct nlmsghdr *put_link_hdr(char *buf, uint16_t type, int ifindex)
+/*
+ * libmnl 1.0.4 leaves the alignment padding after an attribute unwritten:
+ * zero the whole buffer so no stale stack bytes reach the kernel.
+ */
+static struct nlmsghdr *put_link_hdr(char *buf, size_t size, uint16_t type, int ifindex)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
+
+	memset(buf, 0, size);
+	nlh = mnl_nlmsg_put_header(buf);
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
@@ -344,7 +351,7 @@ int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
 
 	if (len >= IFALIASZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, RTM_SETLINK, ifindex);
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
 	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
 	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
 	return mnl_xfer(ls, nlh, NULL, NULL);
@@ -389,7 +396,7 @@ int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max,
 	int ret;
 
 	*n = 0;
-	nlh = put_link_hdr(buf, RTM_GETLINK, ifindex);
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, ifindex);
 	ret = mnl_xfer(ls, nlh, altnames_cb, &ctx);
 	if (ret < 0)
 		return ret;
@@ -406,7 +413,7 @@ int link_del_altname(struct link_sock *ls, int ifindex, const char *altname)
 
 	if (len == 0 || len >= ALTIFNAMSIZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, RTM_DELLINKPROP, ifindex);
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_DELLINKPROP, ifindex);
 	nest = mnl_attr_nest_start(nlh, IFLA_PROP_LIST);
 	mnl_attr_put_strz(nlh, IFLA_ALT_IFNAME, altname);
 	mnl_attr_nest_end(nlh, nest);

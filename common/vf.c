@@ -461,10 +461,18 @@ static int vf_info_parse(const struct nlattr *info, int *vf, struct vf_config *c
 	return 0;
 }
 
-static struct nlmsghdr *put_pf_hdr(char *buf, uint16_t type, const char *pf)
+/*
+ * libmnl 1.0.4 leaves the alignment padding after an attribute (the
+ * interface name's, for one) unwritten: zero the whole buffer, also between
+ * the messages vf_pf_set builds in it, so no stale bytes reach the kernel.
+ */
+static struct nlmsghdr *put_pf_hdr(char *buf, size_t size, uint16_t type, const char *pf)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
+
+	memset(buf, 0, size);
+	nlh = mnl_nlmsg_put_header(buf);
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
@@ -487,11 +495,16 @@ static void put_vf_field(struct nlmsghdr *nlh, unsigned field, int vf, const str
 
 			mnl_attr_put(nlh, IFLA_VF_VLAN, sizeof(vl), &vl);
 		} else {
-			struct ifla_vf_vlan_info vi = {
-				idx, (uint32_t)cfg->vlan, (uint32_t)cfg->qos, htons(cfg->vlan_proto)
-			};
-			struct nlattr *list = mnl_attr_nest_start(nlh, IFLA_VF_VLAN_LIST);
+			struct ifla_vf_vlan_info vi;
+			struct nlattr *list;
 
+			/* An initializer need not zero its trailing padding: the kernel gets all 16 bytes. */
+			memset(&vi, 0, sizeof(vi));
+			vi.vf = idx;
+			vi.vlan = (uint32_t)cfg->vlan;
+			vi.qos = (uint32_t)cfg->qos;
+			vi.vlan_proto = htons(cfg->vlan_proto);
+			list = mnl_attr_nest_start(nlh, IFLA_VF_VLAN_LIST);
 			mnl_attr_put(nlh, IFLA_VF_VLAN_INFO, sizeof(vi), &vi);
 			mnl_attr_nest_end(nlh, list);
 		}
@@ -912,7 +925,7 @@ static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
 	uint32_t idx = (uint32_t)v->vf;
 	struct ifla_vf_mac m = { .vf = idx };
 	struct ifla_vf_vlan vl = { idx, (uint32_t)c->vlan, (uint32_t)c->qos };
-	struct ifla_vf_vlan_info vi = { idx, (uint32_t)c->vlan, (uint32_t)c->qos, htons(c->vlan_proto) };
+	struct ifla_vf_vlan_info vi;
 	struct ifla_vf_rate r = { idx, c->min_tx_rate, c->max_tx_rate };
 	struct ifla_vf_tx_rate tr = { idx, c->max_tx_rate };
 	struct ifla_vf_spoofchk s = { idx, c->spoofchk };
@@ -921,6 +934,11 @@ static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
 	struct nlattr *info, *list;
 
 	memcpy(m.mac, c->mac, 6);
+	memset(&vi, 0, sizeof(vi));	/* its trailing padding is copied too */
+	vi.vf = idx;
+	vi.vlan = (uint32_t)c->vlan;
+	vi.qos = (uint32_t)c->qos;
+	vi.vlan_proto = htons(c->vlan_proto);
 	info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
 	mnl_attr_put(nlh, IFLA_VF_MAC, sizeof(m), &m);
 	mnl_attr_put(nlh, IFLA_VF_VLAN, sizeof(vl), &vl);
@@ -1224,7 +1242,7 @@ int vf_pf_get(struct vf_pf *pf, int vf_index, struct vf_config *cfg)
 
 	if (vf_index < 0)
 		return -EINVAL;
-	nlh = put_pf_hdr(buf, RTM_GETLINK, pf->name);
+	nlh = put_pf_hdr(buf, sizeof(buf), RTM_GETLINK, pf->name);
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
 	ret = pf->ops->xfer(pf, nlh, get_cb, &ctx);
 	if (ret < 0)
@@ -1253,7 +1271,7 @@ int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		if (!(cfg->mask & order[i]))
 			continue;
-		nlh = put_pf_hdr(buf, RTM_SETLINK, pf->name);
+		nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
 		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
 		info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
 		put_vf_field(nlh, order[i], vf_index, cfg);

@@ -52,7 +52,6 @@ T_FAILED=0
 T_NAME=
 T_CUR_FAILED=0
 T_TMP=$(mktemp -d /tmp/cni-test.XXXXXX)
-T_NETNS=()
 T_CLEANUP=()
 
 t_cleanup() {
@@ -60,9 +59,11 @@ t_cleanup() {
 	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do
 		eval "${T_CLEANUP[$i]}" >/dev/null 2>&1 || true
 	done
-	for ns in "${T_NETNS[@]}"; do
-		ip netns del "$ns" >/dev/null 2>&1 || true
-	done
+	if [ -f "$T_TMP/netns.list" ]; then
+		while read -r ns; do
+			command ip netns del "$ns" >/dev/null 2>&1 || true
+		done < "$T_TMP/netns.list"
+	fi
 	rm -rf "$T_TMP"
 }
 trap t_cleanup EXIT
@@ -116,11 +117,12 @@ t_not_contains() {
 	return 0
 }
 
-# A namespace that is removed at exit; prints its path.
+# A namespace that is removed at exit; prints its path. Callers capture the
+# path with $(t_netns), a subshell, so the name is recorded in a file.
 t_netns() {
-	local name=cnitest-$$-${#T_NETNS[@]}-$RANDOM
-	ip netns add "$name" || return 1
-	T_NETNS+=("$name")
+	local name=cnitest-$$-$BASHPID-$RANDOM
+	command ip netns add "$name" || return 1
+	echo "$name" >> "$T_TMP/netns.list"
 	echo "/run/netns/$name"
 }
 
