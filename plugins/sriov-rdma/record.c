@@ -235,7 +235,14 @@ int sriov_record_write(int dirfd, const struct sriov_record *rec)
 	if (!o)
 		return -ENOMEM;
 	sriov_record_name(rec->container_id, rec->ifname, name, sizeof(name));
-	ret = state_write_json(dirfd, name, o, true);
+	/*
+	 * Atomic, but not fsync'd: the record describes where a netdev and an
+	 * RDMA device are, which no reboot preserves, and a rename is never
+	 * torn by a killed writer. A power loss can leave a garbled record for
+	 * a pod that no longer exists; DEL removes an unreadable record and
+	 * succeeds. Two fsyncs less per ADD.
+	 */
+	ret = state_write_json(dirfd, name, o, false);
 	cJSON_Delete(o);
 	return ret;
 }
@@ -349,7 +356,8 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
 	text = cJSON_PrintUnformatted(o);
 	if (!text)
 		goto out;
-	ret = state_write_atomic(dirfd, base, text, strlen(text), true);
+	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
+	ret = state_write_atomic(dirfd, base, text, strlen(text), false);
 out:
 	free(text);
 	cJSON_Delete(o);
