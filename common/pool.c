@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "log.h"
 #include "state.h"
 
 #define RECORD_MAX	8192
@@ -64,30 +65,27 @@ int pool_boot_id(const char *proc_root, char *buf, size_t len)
 	return buf[0] ? 0 : -ENODATA;
 }
 
+/*
+ * Read tmp/ with getdents64 on the descriptor the pool already holds:
+ * opendir would dup, fstat and fcntl it first, on every operation, to find
+ * nothing in the common case.
+ */
 static int clear_tmp(struct pool *p)
 {
-	struct dirent *e;
-	int fd, ret = 0;
-	DIR *dir;
+	char buf[4096] __attribute__((aligned(8)));
+	struct dirent64 *e;
+	ssize_t n, off;
 
-	fd = dup(p->tmpfd);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while ((e = readdir(dir))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (unlinkat(p->tmpfd, e->d_name, 0) < 0 && errno != ENOENT) {
-			ret = -errno;
-			break;
+	while ((n = getdents64(p->tmpfd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; off += e->d_reclen) {
+			e = (struct dirent64 *)(buf + off);
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			if (unlinkat(p->tmpfd, e->d_name, 0) < 0 && errno != ENOENT)
+				return -errno;
 		}
 	}
-	closedir(dir);
-	return ret;
+	return n < 0 ? -errno : 0;
 }
 
 int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
@@ -186,25 +184,74 @@ out:
 	return ret;
 }
 
-static int record_read(struct pool *p, const char *name, struct record *r, struct pool_diag *d)
+/*
+ * Read record `name` unless it is an orphan: an a- or c- entry alone
+ * (st_nlink == 1) is an ADD that died before it could succeed, and is
+ * removed instead (*orphan). The stat in *st comes from the descriptor the
+ * record is read through, so the link count and inode cost no extra lookup.
+ * Records never change once linked: st_size is the whole of one.
+ */
+static int record_load(struct pool *p, const char *name, struct record *r, struct stat *st,
+		       bool *orphan, struct pool_diag *d)
 {
-	size_t len;
-	char *buf;
-	int ret;
+	char buf[RECORD_MAX];
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd, ret;
 
-	ret = state_read(p->dirfd, name, &buf, &len, RECORD_MAX);
-	if (ret == -EFBIG)
-		ret = -EBADMSG;
-	if (ret == 0) {
-		ret = record_parse(buf, len, r);
-		free(buf);
+	*orphan = false;
+	fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		/* No writer makes a symlink: a lone entry, like any other. */
+		*orphan = true;
+		return state_remove(p->dirfd, name);
 	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (st->st_nlink == 1) {
+		*orphan = true;
+		ret = state_remove(p->dirfd, name);
+		goto out;
+	}
+	ret = -EBADMSG;
+	if (!S_ISREG(st->st_mode) || st->st_size > RECORD_MAX)
+		goto bad;
+	while (len < (size_t)st->st_size) {
+		n = read(fd, buf + len, (size_t)st->st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	if (n < 0)
+		ret = -errno;
+	else if (len == (size_t)st->st_size)
+		ret = record_parse(buf, len, r);
+bad:
 	if (ret < 0) {
 		diag_file(p, d, name);
 		if (!strncmp(name, "a-", 2))
 			snprintf(d->addr, sizeof(d->addr), "%s", name + 2);
 	}
+out:
+	close(fd);
 	return ret;
+}
+
+/* A record known to be complete (its link count was checked): -ENOENT when it is not. */
+static int record_read(struct pool *p, const char *name, struct record *r, struct pool_diag *d)
+{
+	struct stat st;
+	bool orphan;
+	int ret;
+
+	ret = record_load(p, name, r, &st, &orphan, d);
+	return ret == 0 && orphan ? -ENOENT : ret;
 }
 
 /* Write the record of (owner, set, addr) into tmp/: its name goes to tmpname. */
@@ -305,17 +352,13 @@ static int lookup(struct pool *p, const struct pool_owner *o, int s, struct reco
 	int ret;
 
 	name_owner(cname, sizeof(cname), o, s);
-	ret = reclaim_if_orphan(p, cname, &orphan);
+	ret = record_load(p, cname, r, &cst, &orphan, d);
 	if (ret < 0)
 		return ret;
 	if (orphan)
 		return -ENOENT;
-	ret = record_read(p, cname, r, d);
-	if (ret < 0)
-		return ret;
 	name_addr(aname, sizeof(aname), 'a', &r->addr);
-	if (fstatat(p->dirfd, cname, &cst, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) < 0 ||
+	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    cst.st_ino != ast.st_ino || r->set != s || strcmp(r->container_id, o->container_id) ||
 	    strcmp(r->ifname, o->ifname)) {
 		diag_file(p, d, cname);
@@ -376,18 +419,28 @@ out:
 	return ret;
 }
 
-static int read_last(struct pool *p, int s, struct ipam_addr *a)
+/*
+ * Round-robin is a policy, not state: last.<set> is rewritten in place,
+ * without a temp file or a rename, since a lost or torn write only moves
+ * where the next walk starts. -errno when it cannot be opened.
+ */
+static int open_last(struct pool *p, int s)
 {
-	char name[32], buf[IPAM_ADDR_STRLEN + 1];
-	ssize_t n;
+	char name[32];
 	int fd;
 
 	snprintf(name, sizeof(name), "last.%d", s);
-	fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	fd = openat(p->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The address up to the first newline: a shorter write leaves the tail of a longer one after it. */
+static int read_last(int fd, struct ipam_addr *a)
+{
+	char buf[IPAM_ADDR_STRLEN + 1];
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return -ENODATA;
 	buf[n] = '\0';
@@ -395,29 +448,16 @@ static int read_last(struct pool *p, int s, struct ipam_addr *a)
 	return ipam_addr_parse(buf, a);
 }
 
-/* Round-robin is a policy, not state: a lost or torn last.<set> only restarts the walk. */
-static int write_last(struct pool *p, int s, const struct ipam_addr *a)
+static void write_last(int fd, const struct ipam_addr *a)
 {
-	char name[32], tmp[64], buf[IPAM_ADDR_STRLEN + 1];
+	char buf[IPAM_ADDR_STRLEN + 1];
 	size_t len;
-	int fd, ret = 0;
 
-	snprintf(name, sizeof(name), "last.%d", s);
-	snprintf(tmp, sizeof(tmp), "last.%d.%d", s, (int)getpid());
 	ipam_addr_format(a, buf, sizeof(buf) - 1);
 	len = strlen(buf);
 	buf[len++] = '\n';
-	fd = openat(p->tmpfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, len) != (ssize_t)len)
-		ret = -EIO;
-	close(fd);
-	if (ret == 0 && renameat(p->tmpfd, tmp, p->dirfd, name) < 0)
-		ret = -errno;
-	if (ret < 0)
-		state_remove(p->tmpfd, tmp);
-	return ret;
+	if (pwrite(fd, buf, len, 0) != (ssize_t)len)
+		log_debug("last address of the walk not saved: %s", strerror(errno));
 }
 
 /* Calls fn on every directory entry whose name starts with prefix. */
@@ -458,16 +498,12 @@ static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 {
 	struct reclaim_arg *ra = arg;
 	struct record r;
+	struct stat st;
 	bool orphan;
 	int ret;
 
-	ret = reclaim_if_orphan(p, name, &orphan);
+	ret = record_load(p, name, &r, &st, &orphan, ra->d);
 	if (ret == -ENOENT || orphan)
-		return 0;
-	if (ret < 0)
-		return ret;
-	ret = record_read(p, name, &r, ra->d);
-	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)
 		return ret;
@@ -485,9 +521,10 @@ static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ip
 	struct reclaim_arg ra = { s, 0, d };
 	struct ipam_addr cur, cand;
 	ipam_u128 cap, i;
-	int ret, pass;
+	int ret, pass, last_fd;
 
-	if (read_last(p, s, &cur) < 0)
+	last_fd = open_last(p, s);
+	if (last_fd < 0 || read_last(last_fd, &cur) < 0)
 		cur.family = 0;
 	cap = ipam_capacity(p->conf, s);
 	for (pass = 0; pass < 2; pass++) {
@@ -495,29 +532,34 @@ static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ip
 		for (i = 0; i < cap; i++) {
 			ret = ipam_next(p->conf, s, &cand, &cand);
 			if (ret < 0)
-				return ret;
+				goto out;
 			ret = probe(p, &cand, false);
 			if (ret == 0)
 				ret = reserve(p, o, s, &cand);
 			if (ret == -EEXIST || ret == -EBUSY)
 				continue;
 			if (ret < 0)
-				return ret;
+				goto out;
 			*out = cand;
-			write_last(p, s, &cand);
-			return 0;
+			if (last_fd >= 0)
+				write_last(last_fd, &cand);
+			goto out;
 		}
 		if (pass == 1)
 			break;
 		ra.reclaimed = 0;
 		ret = scan(p, "a-", reclaim_stale_one, &ra);
 		if (ret < 0)
-			return ret;
+			goto out;
 		if (ra.reclaimed == 0)
 			break;
 	}
 	d->set = s;
-	return -ENOSPC;
+	ret = -ENOSPC;
+out:
+	if (last_fd >= 0)
+		close(last_fd);
+	return ret;
 }
 
 static int reserve_requested(struct pool *p, const struct pool_owner *o, int s,
@@ -598,6 +640,7 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 {
 	char cname[NAME_MAX_LEN];
 	struct record r;
+	struct stat st;
 	bool orphan;
 	int s, ret, changed = 0;
 
@@ -605,7 +648,7 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 	/* Every possible set: the config may have lost a set since the ADD. */
 	for (s = 0; s < IPAM_MAX_SETS; s++) {
 		name_owner(cname, sizeof(cname), o, s);
-		ret = reclaim_if_orphan(p, cname, &orphan);
+		ret = record_load(p, cname, &r, &st, &orphan, d);
 		if (ret == -ENOENT)
 			continue;
 		if (ret < 0)
@@ -613,9 +656,6 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 		changed = 1;
 		if (orphan)
 			continue;
-		ret = record_read(p, cname, &r, d);
-		if (ret < 0)
-			return ret;
 		ret = release(p, &r);
 		if (ret < 0)
 			return ret;
@@ -657,16 +697,12 @@ static int gc_one(struct pool *p, const char *name, void *arg)
 {
 	struct gc_arg *ga = arg;
 	struct record r;
+	struct stat st;
 	bool orphan;
 	int ret;
 
-	ret = reclaim_if_orphan(p, name, &orphan);
+	ret = record_load(p, name, &r, &st, &orphan, ga->d);
 	if (ret == -ENOENT || orphan)
-		return 0;
-	if (ret < 0)
-		return ret;
-	ret = record_read(p, name, &r, ga->d);
-	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)
 		return ret;

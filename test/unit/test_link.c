@@ -19,8 +19,11 @@
 #include <netpacket/packet.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <linux/if_addr.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
 #include "check.h"
 #include "link.h"
 #include "netns.h"
@@ -294,11 +297,97 @@ static int capture(int ifindex, int proto)
 	return fd;
 }
 
+struct addr_wait {
+	int ifindex;
+	struct in6_addr addr;
+	bool usable;
+};
+
+static int addr_wait_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct addr_wait *w = data;
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	const void *addr = NULL;
+	uint32_t flags;
+
+	if (nlh->nlmsg_type != RTM_NEWADDR || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa) ||
+	    ifa->ifa_family != AF_INET6 || (int)ifa->ifa_index != w->ifindex)
+		return MNL_CB_OK;
+	flags = ifa->ifa_flags;
+	mnl_attr_for_each(attr, nlh, sizeof(*ifa)) {
+		if (mnl_attr_get_type(attr) == IFA_ADDRESS && mnl_attr_get_payload_len(attr) == 16)
+			addr = mnl_attr_get_payload(attr);
+		else if (mnl_attr_get_type(attr) == IFA_FLAGS && mnl_attr_get_payload_len(attr) == 4)
+			flags = mnl_attr_get_u32(attr);
+	}
+	if (addr && !memcmp(addr, &w->addr, 16))
+		w->usable = !(flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED));
+	return MNL_CB_OK;
+}
+
+/*
+ * Wait until ifindex holds the IPv6 address ip6 out of its tentative state.
+ * Setting a veth up returns before the kernel has seen its carrier (linkwatch
+ * runs later, from a workqueue); until then the address stays tentative and
+ * cannot be a source, so an NA sent too early fails with EADDRNOTAVAIL.
+ * Subscribing before the dump leaves no gap between the two for the change to
+ * fall in; the receive timeout turns a link that never gets ready into an error.
+ */
+static int wait_addr_usable(int ifindex, const char *ip6)
+{
+	struct addr_wait w = { .ifindex = ifindex };
+	struct timeval tv = { .tv_sec = 3 };
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	ssize_t n;
+	int ret = 0;
+
+	if (inet_pton(AF_INET6, ip6, &w.addr) != 1)
+		return -EINVAL;
+	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 1u << (RTNLGRP_IPV6_IFADDR - 1), MNL_SOCKET_AUTOPID) < 0 ||
+	    setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	memset(buf, 0, sizeof(buf));
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET6;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	/* Dump replies and events share the socket: seq and portid 0 accept both. */
+	while (!w.usable) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (mnl_cb_run(buf, (size_t)n, 0, 0, addr_wait_cb, &w) < 0) {
+			ret = -errno;
+			break;
+		}
+	}
+out:
+	mnl_socket_close(nl);
+	return ret;
+}
+
 static void test_announce(void)
 {
 	struct link_sock *ls;
 	struct link_info a, b;
-	uint8_t pkt[1500], ip4[4], want6[16];
+	/* Read through struct ip6_hdr and struct nd_neighbor_advert: keep their alignment. */
+	uint8_t pkt[1500] __attribute__((aligned(8))), ip4[4], want6[16];
 	ssize_t n;
 	bool seen = false;
 	int fd, k;
@@ -314,6 +403,7 @@ static void test_announce(void)
 	CHECK_INT(link_set_up(ls, a.ifindex, true), 0);
 	CHECK_INT(link_addr_add(ls, a.ifindex, "10.9.1.2/24"), 0);
 	CHECK_INT(link_addr_add(ls, a.ifindex, "fd00:1::2/64"), 0);
+	CHECK_INT(wait_addr_usable(a.ifindex, "fd00:1::2"), 0);
 
 	fd = capture(b.ifindex, ETH_P_ARP);
 	CHECK(fd >= 0);
