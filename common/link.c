@@ -289,19 +289,19 @@ int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd)
 
 /* ---- raw requests (libmnl) ---- */
 
-/* Send nlh and run cb over the replies until the ACK (or the end of a dump). */
-static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct nlmsghdr *nlh,
+		  mnl_cb_t cb, void *data)
 {
-	int fd = mnl_socket_get_fd(ls->mnl), ret;
+	int fd = mnl_socket_get_fd(nl), ret;
 	ssize_t n;
 	char *buf;
 
-	nlh->nlmsg_seq = ++ls->seq;
+	nlh->nlmsg_seq = ++*seq;
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(ls->mnl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
-		/* A link message can outgrow a page (many altnames, VF info): size it first. */
+		/* A link message can outgrow a page (many altnames, a PF's VF info): size it first. */
 		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
@@ -314,13 +314,18 @@ static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, voi
 			free(buf);
 			return ret;
 		}
-		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, ls->portid, cb, data);
+		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, data);
 		if (ret < 0)
 			ret = -errno;
 		free(buf);
 		if (ret <= MNL_CB_STOP)
 			return ret;
 	}
+}
+
+static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	return link_mnl_talk(ls->mnl, &ls->seq, ls->portid, nlh, cb, data);
 }
 
 /*

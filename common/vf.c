@@ -52,6 +52,7 @@
 #include "lock.h"
 #include "netns.h"
 #include "state.h"
+#include "link.h"
 #include "vf.h"
 
 /* ---- PCI addresses ---- */
@@ -572,35 +573,7 @@ static int check_vf_config(const struct vf_config *cfg)
 
 static int kernel_xfer(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
-	int fd = mnl_socket_get_fd(pf->nl), ret;
-	ssize_t n;
-	char *buf;
-
-	req->nlmsg_seq = ++pf->seq;
-	req->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(pf->nl, req, req->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		/* A PF with many VFs answers with one message larger than a page: size it first. */
-		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = malloc((size_t)n);
-		if (!buf)
-			return -ENOMEM;
-		n = recv(fd, buf, (size_t)n, 0);
-		if (n < 0) {
-			ret = -errno;
-			free(buf);
-			return ret;
-		}
-		ret = mnl_cb_run(buf, (size_t)n, req->nlmsg_seq, pf->portid, cb, data);
-		if (ret < 0)
-			ret = -errno;
-		free(buf);
-		if (ret <= MNL_CB_STOP)
-			return ret;
-	}
+	return link_mnl_talk(pf->nl, &pf->seq, pf->portid, req, cb, data);
 }
 
 static void kernel_close(struct vf_pf *pf)
