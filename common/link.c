@@ -348,6 +348,29 @@ static struct nlmsghdr *put_link_hdr(char *buf, size_t size, uint16_t type, int 
 	return nlh;
 }
 
+int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh;
+
+	if (netns_fd < 0)
+		return -EBADF;
+	if (!s->name || !s->name[0] || strlen(s->name) >= IFNAMSIZ)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_change = IFF_UP;
+	ifi->ifi_flags = s->up ? IFF_UP : 0;
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)netns_fd);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, s->name);
+	if (s->mac)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, s->mac);
+	if (s->mtu > 0)
+		mnl_attr_put_u32(nlh, IFLA_MTU, (uint32_t)s->mtu);
+	return mnl_xfer(ls, nlh, NULL, NULL);
+}
+
 int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];

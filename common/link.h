@@ -44,6 +44,26 @@ int link_set_alias(struct link_sock *ls, int ifindex, const char *alias);
 /* IFLA_NET_NS_FD: the link leaves this socket's namespace for netns_fd. */
 int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd);
 
+/* What a link should look like once it arrives in its new namespace. */
+struct link_shape {
+	const char *name;		/* required */
+	const uint8_t *mac;		/* NULL: keep */
+	int mtu;			/* 0: keep */
+	bool up;
+};
+
+/*
+ * Move a link out of this socket's namespace into netns_fd and give it
+ * name, mac, mtu and state there, in one RTM_SETLINK: the kernel moves
+ * first (which takes the link down), then sets mac, mtu, name and flags,
+ * all under RTNL, so the new name is only ever taken in the target
+ * namespace and no other rtnetlink request sees a half-done link. If the
+ * link's current name is taken in the target, the kernel uses the new
+ * name for the move itself. On an error after the move the link may be
+ * in the target under either name: the caller looks for both.
+ */
+int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s);
+
 /* Alternative names (IFLA_PROP_LIST / IFLA_ALT_IFNAME). */
 int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n);
 int link_del_altname(struct link_sock *ls, int ifindex, const char *altname);

@@ -163,8 +163,8 @@ static void pod_sysctls(struct add_ctx *c)
 static int netdev_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
+	struct link_info li, pod_li;
 	struct link_sock *ls;
-	struct link_info li;
 	int ret;
 
 	if (c->vf.dpdk) {
@@ -189,8 +189,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 	c->rec.host_mtu = li.mtu;
 	c->rec.host_up = li.up;
 
-	ret = sriov_netdev_to_pod(c->vf.netdev, c->pod_fd, ifname,
-				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu);
+	ret = sriov_netdev_to_pod(&li, c->pod_fd, ifname,
+				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu, &pod_li);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
 				  "CNI_IFNAME %s: already exists in %s; the VF stays on the host as %s",
@@ -199,19 +199,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot move %s into %s as %s: %s",
 				  c->vf.bdf, c->vf.netdev, c->req->env.netns, ifname,
 				  strerror(-ret));
-	ret = link_sock_open_in(c->pod_fd, &ls);
-	if (ret == 0) {
-		ret = link_get_by_name(ls, ifname, &li);
-		link_sock_close(ls);
-	}
-	if (ret < 0) {
-		/* A failing step undoes itself: only the steps before it are unwound. */
-		netdev_undo(c);
-		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
-				  strerror(-ret));
-	}
-	memcpy(c->rec.pod_mac, li.mac, 6);
-	c->rec.pod_mtu = li.mtu;
+	memcpy(c->rec.pod_mac, pod_li.mac, 6);
+	c->rec.pod_mtu = pod_li.mtu;
 	pod_sysctls(c);
 	return 0;
 }

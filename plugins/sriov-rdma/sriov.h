@@ -16,6 +16,7 @@
 #include <net/if.h>
 #include <cjson/cJSON.h>
 #include "cni.h"
+#include "link.h"
 #include "rdma.h"
 #include "vf.h"
 
@@ -122,14 +123,13 @@ int sriov_devinfo_remove(const char *path);
 
 /* vfnet.c */
 /*
- * Move the host netdev `host_name` into pod_fd as `ifname` through an
- * anonymous namespace, so the name never clashes on the host: rename
- * there, drop every altname, set MAC and MTU (when has_mac / mtu > 0),
- * then move into the pod and bring it up. On failure the netdev is back
- * on the host as it was. -EEXIST: ifname is taken in the pod.
+ * Move the host netdev `orig` into pod_fd as `ifname`, up, with MAC and MTU
+ * when mac / mtu > 0 are given, its altnames dropped; *pod_li is what the
+ * pod then sees. On failure the netdev is back on the host as it was.
+ * -EEXIST: ifname is taken in the pod.
  */
-int sriov_netdev_to_pod(const char *host_name, int pod_fd, const char *ifname,
-			const uint8_t *mac, int mtu);
+int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
+			const uint8_t *mac, int mtu, struct link_info *pod_li);
 /*
  * Bring the VF netdev home under its recorded name, MAC, MTU and up state,
  * wherever it is: in pod_fd (-1: the pod is gone) as rec->ifname, or on the

@@ -2,10 +2,12 @@
 /*
  * Moving the VF netdev between the host and a pod.
  *
- * Both directions go through an anonymous namespace, as sriov-cni and
- * host-device do: the rename happens where no other link lives, so the
- * host never sees the pod's ifname (udev and NetworkManager react to it,
- * and another VF may already carry it) and the pod never sees the host's.
+ * Each direction is one RTM_SETLINK that moves the link and renames it in
+ * the target namespace (link_move_shaped): the host never sees the pod's
+ * ifname (udev and NetworkManager react to it, and another VF may already
+ * carry it). sriov-cni and host-device get the same from two moves
+ * through an anonymous namespace; each move waits for RCU grace periods
+ * in the kernel, and that wait is most of what a move costs.
  */
 #include <errno.h>
 #include <string.h>
@@ -70,80 +72,69 @@ static int index_of(struct link_sock *ls, const char *name, int *ifindex)
 	return ret;
 }
 
-/* From the anonymous namespace back to the host, as the netdev was there. */
-static int tmp_to_host(struct link_sock *tmp_ls, int idx, const struct link_info *orig,
-		       int host_fd, struct link_sock *host_ls)
+/* -ENODEV when free, -EEXIST when taken, or another error. */
+static int name_free(struct link_sock *ls, const char *name)
 {
-	int ret;
+	int idx, ret = index_of(ls, name, &idx);
 
-	ret = shape_link(tmp_ls, idx, orig->name, orig->mac, orig->mtu);
-	if (ret == 0)
-		ret = link_move_to_netns(tmp_ls, idx, host_fd);
-	if (ret == 0 && orig->up && (ret = index_of(host_ls, orig->name, &idx)) == 0)
-		ret = link_set_up(host_ls, idx, true);
-	return ret;
+	return ret == 0 ? -EEXIST : ret;
 }
 
-int sriov_netdev_to_pod(const char *host_name, int pod_fd, const char *ifname,
-			const uint8_t *mac, int mtu)
+/*
+ * Where a link is after a move that failed half way: under the new name,
+ * which was free before the move, or under its old one if that was free
+ * too (when it was taken, the kernel moved the link under the new name).
+ */
+static int find_moved(struct link_sock *ls, const char *new, const char *old, bool old_free,
+		      int *ifindex)
 {
-	struct link_sock *host_ls = NULL, *tmp_ls = NULL, *pod_ls = NULL;
-	struct link_info orig;
-	int tmp_fd = -1, host_fd = -1, idx = 0, ret, undo;
+	int ret = index_of(ls, new, ifindex);
+
+	return ret == -ENODEV && old_free ? index_of(ls, old, ifindex) : ret;
+}
+
+int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
+			const uint8_t *mac, int mtu, struct link_info *pod_li)
+{
+	struct link_sock *host_ls = NULL, *pod_ls = NULL;
+	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = true };
+	struct link_shape back = { .name = orig->name, .mac = orig->mac, .mtu = orig->mtu,
+				   .up = orig->up };
+	int host_fd = -1, idx, ret, undo;
+	bool old_free;
 
 	ret = link_sock_open(&host_ls);
 	if (ret < 0)
 		return ret;
-	ret = link_get_by_name(host_ls, host_name, &orig);
+	ret = link_sock_open_in(pod_fd, &pod_ls);
 	if (ret < 0)
 		goto out;
-	ret = netns_open_current(&host_fd);
-	if (ret < 0)
+	/* The kernel would move the link first and fail the rename after. */
+	ret = name_free(pod_ls, ifname);
+	if (ret != -ENODEV)
 		goto out;
-	ret = netns_create_anon(&tmp_fd);
-	if (ret < 0)
-		goto out;
-	ret = link_sock_open_in(tmp_fd, &tmp_ls);
-	if (ret < 0)
-		goto out;
-	ret = link_move_to_netns(host_ls, orig.ifindex, tmp_fd);
-	if (ret < 0)
-		goto out;
-	ret = index_of(tmp_ls, host_name, &idx);
-	if (ret == 0)
-		ret = shape_link(tmp_ls, idx, ifname, mac, mtu);
-	if (ret == 0)
-		ret = link_move_to_netns(tmp_ls, idx, pod_fd);
+	old_free = name_free(pod_ls, orig->name) == -ENODEV;
+	drop_altnames(host_ls, orig->ifindex);
+	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
 	if (ret == 0) {
-		int pod_idx = 0;
-
-		ret = link_sock_open_in(pod_fd, &pod_ls);
-		if (ret == 0)
-			ret = index_of(pod_ls, ifname, &pod_idx);
-		if (ret == 0)
-			ret = link_set_up(pod_ls, pod_idx, true);
+		ret = link_get_by_name(pod_ls, ifname, pod_li);
 		if (ret == 0)
 			goto out;
-		if (pod_idx) {
-			undo = link_move_to_netns(pod_ls, pod_idx, tmp_fd);
-			if (undo == 0)
-				undo = index_of(tmp_ls, ifname, &idx);
-			if (undo < 0)
-				log_error("cannot take %s back from the pod: %s", ifname,
-					  strerror(-undo));
-		}
 	}
-	/* The anonymous namespace dies with tmp_fd, and a virtual netdev left in it with it. */
-	undo = idx ? tmp_to_host(tmp_ls, idx, &orig, host_fd, host_ls) : -ENODEV;
+	/* The kernel may have moved it before failing the rest: bring it back. */
+	undo = find_moved(pod_ls, ifname, orig->name, old_free, &idx);
+	if (undo == -ENODEV)
+		goto out;	/* never left the host */
+	if (undo == 0)
+		undo = netns_open_current(&host_fd);
+	if (undo == 0)
+		undo = link_move_shaped(pod_ls, idx, host_fd, &back);
 	if (undo < 0)
-		log_error("cannot return %s to the host: %s", host_name, strerror(-undo));
+		log_error("cannot return %s to the host: %s", orig->name, strerror(-undo));
 out:
-	link_sock_close(pod_ls);
-	link_sock_close(tmp_ls);
-	if (tmp_fd >= 0)
-		close(tmp_fd);
 	if (host_fd >= 0)
 		close(host_fd);
+	link_sock_close(pod_ls);
 	link_sock_close(host_ls);
 	return ret;
 }
@@ -151,37 +142,33 @@ out:
 static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls, int pod_idx,
 		       struct link_sock *host_ls)
 {
-	struct link_sock *tmp_ls = NULL;
-	struct link_info orig = { .mtu = rec->host_mtu, .up = rec->host_up };
-	int tmp_fd = -1, host_fd = -1, idx, ret;
+	struct link_shape home = { .name = rec->host_ifname, .mac = rec->host_mac,
+				   .mtu = rec->host_mtu, .up = rec->host_up };
+	int host_fd = -1, idx, ret;
+	bool old_free;
 
-	memcpy(orig.name, rec->host_ifname, sizeof(orig.name));
-	memcpy(orig.mac, rec->host_mac, 6);
+	/* Taken on the host: moving now would leave the pod's ifname there. */
+	ret = name_free(host_ls, rec->host_ifname);
+	if (ret != -ENODEV)
+		goto out;
+	old_free = name_free(host_ls, rec->ifname) == -ENODEV;
 	ret = netns_open_current(&host_fd);
 	if (ret < 0)
-		return ret;
-	ret = netns_create_anon(&tmp_fd);
-	if (ret < 0)
 		goto out;
-	ret = link_sock_open_in(tmp_fd, &tmp_ls);
-	if (ret < 0)
-		goto out;
-	ret = link_set_up(pod_ls, pod_idx, false);
-	if (ret == 0)
-		ret = link_move_to_netns(pod_ls, pod_idx, tmp_fd);
-	if (ret < 0)
-		goto out;
-	ret = index_of(tmp_ls, rec->ifname, &idx);
-	if (ret == 0)
-		ret = tmp_to_host(tmp_ls, idx, &orig, host_fd, host_ls);
+	ret = link_move_shaped(pod_ls, pod_idx, host_fd, &home);
+	if (ret < 0 && find_moved(host_ls, rec->host_ifname, rec->ifname, old_free, &idx) == 0) {
+		/* On the host but not as recorded: shape it where it is. */
+		log_warn("%s reached the host but not as recorded: %s", rec->ifname, strerror(-ret));
+		ret = shape_link(host_ls, idx, rec->host_ifname, rec->host_mac, rec->host_mtu);
+		if (ret == 0 && rec->host_up)
+			ret = link_set_up(host_ls, idx, true);
+	}
+out:
 	if (ret < 0)
 		log_error("cannot return %s to the host as %s: %s", rec->ifname, rec->host_ifname,
 			  strerror(-ret));
-out:
-	link_sock_close(tmp_ls);
-	if (tmp_fd >= 0)
-		close(tmp_fd);
-	close(host_fd);
+	if (host_fd >= 0)
+		close(host_fd);
 	return ret;
 }
 

@@ -48,6 +48,19 @@ t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS=
 t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
 t_eq "$(sr_state_files)" "" "no record left"
 
+t_begin "altnames: dropped on the way in, so neither side keeps a stale one (sriov-cni #445)"
+sr_setup 1
+pod=$(t_netns)
+ip link property add dev "$(sr_net 0)" altname "sr$$-alt0"
+sr_conflist "$CONF" 1.1.0 "\"deviceID\": \"$(sr_vf 0)\"" "$POOL"
+t_exec sriov-rdma ADD "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c13 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
+t_eq "$(ip -n "$(basename "$pod")" -j link show net1 | jq -c '.[0].altnames // []')" "[]" "no altname in the pod"
+t_eq "$(ip link show "sr$$-alt0" 2>/dev/null)" "" "the altname does not name anything on the host"
+t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c13 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "back on the host under its name"
+
 t_begin "later in a chain: the prevResult is kept and our interface appended"
 sr_setup 1
 pod=$(t_netns)

@@ -123,4 +123,18 @@ t_eq "$(t_jq .code)" 7 "CNIDeviceInfoFile with ..: code"
 t_eq "$(sr_calls)" "" "PF never asked"
 assert_untouched "$orig"
 
+t_begin "the kernel moves the netdev, then refuses its MAC: back on the host as it was"
+# A macvlan refuses the MAC of its lower link, and the kernel finds out
+# only after the move: the one request fails half way and must be undone.
+ip link del "$(sr_net 0)" 2>/dev/null
+sr_make_veth "sr$$l0" "sr$$m0"
+ip link add "$(sr_net 0)" link "sr$$l0" type macvlan mode bridge
+lower_mac=$(ip -j link show "sr$$l0" | jq -r '.[0].address')
+setup
+add "$(conf ok "{mac: \"$lower_mac\"}")"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "cannot move" "message"
+t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
+assert_untouched "$orig"
+
 t_done
