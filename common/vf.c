@@ -1313,7 +1313,11 @@ int vf_claim_mark(struct vf_claim *claim, const char *netns)
 {
 	if (claim->lock_fd < 0)
 		return -EBADF;
-	return state_write_atomic(claim->dirfd, claim->bdf, netns, strlen(netns), true);
+	/*
+	 * Not fsync'd: the marker names a namespace, and no namespace outlives
+	 * a reboot, so a marker a crash loses or keeps is stale either way.
+	 */
+	return state_write_atomic(claim->dirfd, claim->bdf, netns, strlen(netns), false);
 }
 
 int vf_claim_clear(struct vf_claim *claim)
