@@ -271,22 +271,6 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 	return ret;
 }
 
-int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd)
-{
-	struct rtnl_link *c;
-	int ret;
-
-	if (netns_fd < 0)
-		return -EBADF;
-	c = rtnl_link_alloc();
-	if (!c)
-		return -ENOMEM;
-	rtnl_link_set_ns_fd(c, netns_fd);
-	ret = change_link(ls, ifindex, c);
-	rtnl_link_put(c);
-	return ret;
-}
-
 /* ---- raw requests (libmnl) ---- */
 
 int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct nlmsghdr *nlh,

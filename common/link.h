@@ -41,9 +41,6 @@ int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);
 int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
 int link_set_up(struct link_sock *ls, int ifindex, bool up);
 int link_set_alias(struct link_sock *ls, int ifindex, const char *alias);
-/* IFLA_NET_NS_FD: the link leaves this socket's namespace for netns_fd. */
-int link_move_to_netns(struct link_sock *ls, int ifindex, int netns_fd);
-
 /* What a link should look like once it arrives in its new namespace. */
 struct link_shape {
 	const char *name;		/* required */

@@ -152,17 +152,26 @@ static void test_move_netns(void)
 	struct link_sock *host, *pod;
 	struct link_info i;
 	int nsfd, here, idx;
+	const uint8_t mac[6] = { 0x02, 0, 0, 0, 0x4d, 0x01 };
+	struct link_shape in = { .name = "net1", .mac = mac, .mtu = 1400, .up = true };
+	struct link_shape out = { .name = "mv0", .mtu = 1500, .up = false };
 
 	CHECK_INT(veth("mv0", "mv1"), 0);
 	CHECK_INT(netns_open_current(&here), 0);
 	CHECK_INT(netns_create_anon(&nsfd), 0);
 	CHECK_INT(link_sock_open(&host), 0);
 	CHECK_INT(link_get_by_name(host, "mv0", &i), 0);
-	CHECK_INT(link_move_to_netns(host, i.ifindex, nsfd), 0);
+	CHECK_INT(link_move_shaped(host, i.ifindex, nsfd, &in), 0);
 	CHECK_INT(link_get_by_name(host, "mv0", &i), -ENODEV);
+	CHECK_INT(link_get_by_name(host, "net1", &i), -ENODEV);
 
 	CHECK_INT(link_sock_open_in(nsfd, &pod), 0);
-	CHECK_INT(link_get_by_name(pod, "mv0", &i), 0);
+	CHECK_INT(link_get_by_name(pod, "mv0", &i), -ENODEV);
+	/* Renamed, shaped and up in the target, from the one request. */
+	CHECK_INT(link_get_by_name(pod, "net1", &i), 0);
+	CHECK(!memcmp(i.mac, mac, 6));
+	CHECK_INT(i.mtu, 1400);
+	CHECK(i.up);
 	idx = i.ifindex;
 	/* Opening the pod socket left us where we were. */
 	{
@@ -172,15 +181,22 @@ static void test_move_netns(void)
 		CHECK(netns_same(now, here));
 		close(now);
 	}
-	CHECK_INT(link_set_name(pod, idx, "net1"), 0);
-	CHECK_INT(link_move_to_netns(pod, idx, here), 0);
-	CHECK_INT(link_get_by_name(host, "net1", &i), 0);
-	CHECK_INT(link_move_to_netns(host, i.ifindex, -1), -EBADF);
+	/* Its current name taken in the target: the kernel moves it under the new one. */
+	CHECK_INT(veth("net1", "mv2"), 0);
+	CHECK_INT(link_move_shaped(pod, idx, here, &out), 0);
+	CHECK_INT(link_get_by_name(pod, "net1", &i), -ENODEV);
+	CHECK_INT(link_get_by_name(host, "mv0", &i), 0);
+	CHECK_INT(i.mtu, 1500);
+	CHECK(!i.up);
+	sh("ip link del net1");
+	CHECK_INT(link_move_shaped(host, i.ifindex, -1, &out), -EBADF);
+	out.name = "";
+	CHECK_INT(link_move_shaped(host, i.ifindex, nsfd, &out), -EINVAL);
 	link_sock_close(pod);
 	link_sock_close(host);
 	close(nsfd);
 	close(here);
-	sh("ip link del net1");
+	sh("ip link del mv0");
 }
 
 static struct cni_route route(const char *dst, const char *gw)
