@@ -117,7 +117,8 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len)
+static int write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname,
+		     size_t tmpname_len, bool sync)
 {
 	static unsigned counter;
 	int fd, r;
@@ -135,13 +136,18 @@ int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, s
 	if (fd < 0)
 		return -errno;
 	r = write_all(fd, data, len);
-	if (!r && fsync(fd) < 0)
+	if (!r && sync && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	if (r)
 		unlinkat(tmpdirfd, tmpname, 0);
 	return r;
+}
+
+int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len)
+{
+	return write_tmp(tmpdirfd, data, len, tmpname, tmpname_len, true);
 }
 
 int state_fsync_dir(int dirfd)
@@ -156,7 +162,12 @@ int state_write_atomic(int dirfd, const char *name, const void *data, size_t len
 
 	if (!valid_name(name))
 		return -EINVAL;
-	r = state_write_tmp(dirfd, data, len, tmp, sizeof(tmp));
+	/*
+	 * Not durable: a crash may leave the new name with partial content,
+	 * which readers must treat as unreadable. The rename still makes a
+	 * running system see the old file or the new one, never a mix.
+	 */
+	r = write_tmp(dirfd, data, len, tmp, sizeof(tmp), durable);
 	if (r)
 		return r;
 	if (renameat(dirfd, tmp, dirfd, name) < 0) {

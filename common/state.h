@@ -28,7 +28,12 @@ int state_subdir_open(int dirfd, const char *name, int *subfd);
 
 /* Temporary file in tmpdirfd, written and fsync'd; its name is returned in tmpname. */
 int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len);
-/* Replace dirfd/name atomically (tmp, fsync, rename, fsync dir when durable). */
+/*
+ * Replace dirfd/name atomically: tmp file, rename. durable adds an fsync of
+ * the file before the rename and of the directory after; without it a
+ * crash may leave a truncated file, so readers of non-durable files must
+ * check them (state_seal) and cope with an unreadable one.
+ */
 int state_write_atomic(int dirfd, const char *name, const void *data, size_t len, bool durable);
 /* Read a whole file (O_NOFOLLOW), NUL-terminated, at most max bytes: -ENOENT, -EFBIG. */
 int state_read(int dirfd, const char *name, char **data, size_t *len, size_t max);
