@@ -2,12 +2,14 @@
 #include "ipam.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 
 #include "conf.h"
 
@@ -166,13 +168,196 @@ static int invalid(struct cni_error *err, const char *fmt, ...)
 	return -EINVAL;
 }
 
+#define NODE_NAME_RULE \
+	"want lowercase letters, digits, '-' and '.', a letter or digit at both ends, at most 253 bytes"
+#define SPAN_FORMS "an address, a CIDR or a range (e.g. \"10.1.0.7\", \"10.1.0.64/26\" or \"10.1.0.10-10.1.0.20\")"
+
 static const char *const ipam_keys[] = {
-	"type", "ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "exclude", "routes",
-	"dns", "resolvConf", "dataDir", "releaseCooldown", "logLevel", "logFile", NULL,
+	"type", "ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "nodes", "exclude",
+	"routes", "dns", "resolvConf", "dataDir", "releaseCooldown", "logLevel", "logFile",
+	"nodeName", "ippool", NULL,
 };
-static const char *const range_keys[] = { "subnet", "rangeStart", "rangeEnd", "gateway", NULL };
+static const char *const range_keys[] = {
+	"subnet", "rangeStart", "rangeEnd", "gateway", "nodes", NULL,
+};
+static const char *const block_keys[] = { "rangeStart", "rangeEnd", "exclude", NULL };
 static const char *const route_keys[] = { "dst", "gw", NULL };
 static const char *const dns_keys[] = { "nameservers", "domain", "search", "options", NULL };
+/* What "ippool" replaces: the blocks come from the cluster's pools. */
+static const char *const ippool_excludes[] = {
+	"ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "nodes", NULL,
+};
+
+/* What the parse keeps between reading the sets and narrowing them to this node. */
+struct parse_ctx {
+	char names[IPAM_MAX_SETS][32];			/* JSON path of each set */
+	char where[IPAM_MAX_SETS][IPAM_MAX_RANGES][32];	/* ... and of each range */
+	bool has_nodes[IPAM_MAX_SETS];
+	const cJSON *mine[IPAM_MAX_SETS][IPAM_MAX_RANGES];	/* this node's block, or NULL */
+	char bad_node[IPAM_NODE_NAME_MAX + 8];		/* an unusable NODE_NAME or host name */
+};
+
+bool ipam_valid_node_name(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > IPAM_NODE_NAME_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'))
+			continue;
+		if ((ch != '-' && ch != '.') || i == 0 || i == n - 1)
+			return false;
+		/* Every dot-separated label starts and ends with a letter or digit. */
+		if (ch == '.' && (s[i - 1] == '-' || s[i - 1] == '.' || s[i + 1] == '-' ||
+				  s[i + 1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ipam.nodeName, else $NODE_NAME (a DaemonSet sets it from spec.nodeName),
+ * else $MULTUS_NODE_NAME (Multus's thick daemon sets it from spec.nodeName,
+ * and the plugins it runs inherit it), else the host name, lowercased as
+ * the kubelet does. Only an invalid
+ * ipam.nodeName fails here: the others are reported when something needs
+ * the name, so that a config without per-node blocks runs on any host.
+ */
+static int resolve_node_name(const cJSON *ipam, struct ipam_conf *c, struct parse_ctx *x,
+			     struct cni_error *err)
+{
+	const char *s = NULL, *env;
+	char host[sizeof(((struct utsname *)0)->nodename)];
+	struct utsname u;
+	size_t i;
+
+	if (conf_string(ipam, "ipam", "nodeName", &s, false, err) < 0)
+		return -EINVAL;
+	if (s) {
+		c->node_name_from = "ipam.nodeName";
+		if (!ipam_valid_node_name(s))
+			return invalid(err, "ipam.nodeName: \"%s\" is not a Kubernetes node name (%s)",
+				       s, NODE_NAME_RULE);
+		snprintf(c->node_name, sizeof(c->node_name), "%s", s);
+		return 0;
+	}
+	if ((env = getenv("NODE_NAME")) && *env) {
+		c->node_name_from = "NODE_NAME";
+		s = env;
+	} else if ((env = getenv("MULTUS_NODE_NAME")) && *env) {
+		c->node_name_from = "MULTUS_NODE_NAME";
+		s = env;
+	} else {
+		c->node_name_from = "the host name";
+		if (uname(&u) < 0)
+			u.nodename[0] = '\0';
+		for (i = 0; u.nodename[i] && i < sizeof(host) - 1; i++)
+			host[i] = (char)tolower((unsigned char)u.nodename[i]);
+		host[i] = '\0';
+		s = host;
+	}
+	if (ipam_valid_node_name(s))
+		snprintf(c->node_name, sizeof(c->node_name), "%s", s);
+	else
+		snprintf(x->bad_node, sizeof(x->bad_node), "%s", s);
+	return 0;
+}
+
+/* Environment variables are named in capitals; the other sources are not. */
+static bool from_env(const char *from)
+{
+	return from[0] >= 'A' && from[0] <= 'Z';
+}
+
+/* Called where this node's name is needed: fails when it had none. */
+static int need_node_name(const struct ipam_conf *c, const struct parse_ctx *x, const char *field,
+			  struct cni_error *err)
+{
+	if (c->node_name[0])
+		return 0;
+	return invalid(err,
+		       "%s: cannot tell which node this is: %s%s \"%s\" is not a Kubernetes node name (%s); set NODE_NAME (from spec.nodeName) or ipam.nodeName",
+		       field, from_env(c->node_name_from) ? "$" : "",
+		       c->node_name_from, x->bad_node, NODE_NAME_RULE);
+}
+
+/* "10.1.0.7", "10.1.0.64/26" or "10.1.0.10-10.1.0.20" (inclusive). */
+static int parse_span(const char *s, struct ipam_span *sp)
+{
+	char a[IPAM_ADDR_STRLEN];
+	struct ipam_prefix p;
+	const char *dash;
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	dash = strchr(s, '-');
+	if (dash) {
+		n = (size_t)(dash - s);
+		if (n == 0 || n >= sizeof(a))
+			return -EINVAL;
+		memcpy(a, s, n);
+		a[n] = '\0';
+		if (ipam_addr_parse(a, &sp->start) < 0 || ipam_addr_parse(dash + 1, &sp->end) < 0 ||
+		    sp->start.family != sp->end.family || ipam_addr_cmp(&sp->start, &sp->end) > 0)
+			return -EINVAL;
+		return 0;
+	}
+	if (!strchr(s, '/')) {
+		if (ipam_addr_parse(s, &sp->start) < 0)
+			return -EINVAL;
+		sp->end = sp->start;
+		return 0;
+	}
+	if (ipam_prefix_parse(s, &p) < 0)
+		return -EINVAL;
+	sp->start = p.addr;
+	sp->end = ipam_prefix_last(&p);
+	return 0;
+}
+
+int ipam_conf_exclude(struct ipam_conf *c, const struct ipam_addr *start,
+		      const struct ipam_addr *end)
+{
+	if ((start->family != AF_INET && start->family != AF_INET6) ||
+	    start->family != end->family || ipam_addr_cmp(start, end) > 0)
+		return -EINVAL;
+	if (c->n_exclude >= IPAM_MAX_EXCLUDE)
+		return -ENOSPC;
+	c->exclude[c->n_exclude].start = *start;
+	c->exclude[c->n_exclude].end = *end;
+	c->n_exclude++;
+	return 0;
+}
+
+/* A list of exclusions at obj[key] into c (when c is not NULL). */
+static int parse_exclude_list(const cJSON *obj, const char *where, struct ipam_conf *c,
+			      struct cni_error *err)
+{
+	const cJSON *arr = NULL, *it;
+	struct ipam_span sp;
+	int i = 0;
+
+	if (conf_array(obj, where, "exclude", &arr, err) < 0)
+		return -EINVAL;
+	if (!arr)
+		return 0;
+	if (cJSON_GetArraySize(arr) > IPAM_MAX_EXCLUDE)
+		return invalid(err, "%s.exclude: more than %d entries", where, IPAM_MAX_EXCLUDE);
+	cJSON_ArrayForEach(it, arr) {
+		if (parse_span(cJSON_GetStringValue(it), &sp) < 0)
+			return invalid(err, "%s.exclude[%d]: want %s", where, i, SPAN_FORMS);
+		if (c && ipam_conf_exclude(c, &sp.start, &sp.end) < 0)
+			return invalid(err,
+				       "%s.exclude: more than %d exclusions together with ipam.exclude; merge them into CIDRs or ranges",
+				       where, IPAM_MAX_EXCLUDE);
+		i++;
+	}
+	return 0;
+}
 
 static int parse_addr_field(const cJSON *obj, const char *where, const char *key,
 			    struct ipam_addr *a, bool *present, struct cni_error *err)
@@ -257,13 +442,200 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	return 0;
 }
 
-static int parse_set(const cJSON *arr, const char *where, struct ipam_set *set,
+/* ---- per-node blocks ---- */
+
+struct block {
+	struct ipam_span span;
+	const char *node;
+	int range;
+};
+
+/*
+ * One node's block of range r: a CIDR, or {"rangeStart", "rangeEnd",
+ * "exclude"}, inside r's start..end. With c, the block's exclusions are
+ * added to c's (this node's block); without, only checked (the others').
+ */
+static int parse_block(const cJSON *v, const char *where, const struct ipam_range *r,
+		       struct ipam_span *b, struct ipam_conf *c, struct cni_error *err)
+{
+	char a1[IPAM_ADDR_STRLEN], a2[IPAM_ADDR_STRLEN], r1[IPAM_ADDR_STRLEN], r2[IPAM_ADDR_STRLEN];
+	const char *s = NULL, *e = NULL;
+	struct ipam_prefix p;
+
+	if (cJSON_IsString(v)) {
+		if (ipam_prefix_parse(v->valuestring, &p) < 0)
+			return invalid(err,
+				       "%s: not a CIDR (got \"%s\"; want e.g. \"10.1.2.0/24\", or {\"rangeStart\": ..., \"rangeEnd\": ...})",
+				       where, v->valuestring);
+		b->start = p.addr;
+		b->end = ipam_prefix_last(&p);
+	} else if (cJSON_IsObject(v)) {
+		if (conf_check_keys(v, where, block_keys, err) < 0 ||
+		    conf_string(v, where, "rangeStart", &s, true, err) < 0 ||
+		    conf_string(v, where, "rangeEnd", &e, true, err) < 0)
+			return -EINVAL;
+		if (ipam_addr_parse(s, &b->start) < 0)
+			return invalid(err, "%s.rangeStart: not an IP address (got \"%s\")", where, s);
+		if (ipam_addr_parse(e, &b->end) < 0)
+			return invalid(err, "%s.rangeEnd: not an IP address (got \"%s\")", where, e);
+		if (b->start.family != b->end.family || ipam_addr_cmp(&b->start, &b->end) > 0)
+			return invalid(err, "%s.rangeStart: %s is after rangeEnd %s", where, s, e);
+		if (parse_exclude_list(v, where, c, err) < 0)
+			return -EINVAL;
+	} else {
+		return invalid(err,
+			       "%s: want a CIDR (\"10.1.2.0/24\") or {\"rangeStart\": ..., \"rangeEnd\": ...}",
+			       where);
+	}
+	if (b->start.family == r->start.family && ipam_addr_cmp(&b->start, &r->start) >= 0 &&
+	    ipam_addr_cmp(&b->end, &r->end) <= 0)
+		return 0;
+	ipam_addr_format(&b->start, a1, sizeof(a1));
+	ipam_addr_format(&b->end, a2, sizeof(a2));
+	ipam_addr_format(&r->start, r1, sizeof(r1));
+	ipam_addr_format(&r->end, r2, sizeof(r2));
+	return invalid(err,
+		       "%s: block %s-%s is outside the range %s-%s (a node's block must lie inside rangeStart..rangeEnd%s)",
+		       where, a1, a2, r1, r2,
+		       r->start.family == AF_INET ?
+		       "; they may be the subnet's network and broadcast addresses, which are never handed out" : "");
+}
+
+/* Checks range obj's "nodes" (if any), appending its blocks; *mine gets this node's. */
+static int parse_nodes(const cJSON *obj, const char *where, const struct ipam_range *r, int range,
+		       const struct ipam_conf *c, struct block **blocks, size_t *n, size_t *cap,
+		       bool *has, const cJSON **mine, struct cni_error *err)
+{
+	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(obj, "nodes"), *e;
+	char w[IPAM_NODE_NAME_MAX + 64];
+	struct block *grown;
+
+	*has = nodes != NULL;
+	*mine = NULL;
+	if (!nodes)
+		return 0;
+	if (!cJSON_IsObject(nodes) || !nodes->child)
+		return invalid(err,
+			       "%s.nodes: want an object {\"<node name>\": \"10.1.2.0/24\" or {\"rangeStart\": ..., \"rangeEnd\": ...}, ...}",
+			       where);
+	cJSON_ArrayForEach(e, nodes) {
+		if (!ipam_valid_node_name(e->string))
+			return invalid(err, "%s.nodes: \"%s\" is not a Kubernetes node name (%s)",
+				       where, e->string, NODE_NAME_RULE);
+		snprintf(w, sizeof(w), "%s.nodes.%s", where, e->string);
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			grown = realloc(*blocks, *cap * sizeof(**blocks));
+			if (!grown)
+				return invalid(err, "%s.nodes: out of memory", where);
+			*blocks = grown;
+		}
+		if (parse_block(e, w, r, &(*blocks)[*n].span, NULL, err) < 0)
+			return -EINVAL;
+		(*blocks)[*n].node = e->string;
+		(*blocks)[*n].range = range;
+		(*n)++;
+		if (c->node_name[0] && !strcmp(e->string, c->node_name))
+			*mine = e;
+	}
+	return 0;
+}
+
+static int block_by_start(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	return ipam_addr_cmp(&x->span.start, &y->span.start);
+}
+
+static int block_by_name(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? -1 : 1;
+	return strcmp(x->node, y->node);
+}
+
+/* No node twice in one range, no address in the blocks of two nodes: sorted, neighbours tell. */
+static int check_blocks(struct block *b, size_t n, const struct parse_ctx *x, int s,
+			struct cni_error *err)
+{
+	char a1[IPAM_ADDR_STRLEN], a2[IPAM_ADDR_STRLEN], b1[IPAM_ADDR_STRLEN], b2[IPAM_ADDR_STRLEN];
+	size_t i;
+
+	qsort(b, n, sizeof(*b), block_by_name);
+	for (i = 1; i < n; i++)
+		if (b[i].range == b[i - 1].range && !strcmp(b[i].node, b[i - 1].node))
+			return invalid(err, "%s.nodes: \"%s\" is listed twice",
+				       x->where[s][b[i].range], b[i].node);
+	qsort(b, n, sizeof(*b), block_by_start);
+	for (i = 1; i < n; i++) {
+		if (ipam_addr_cmp(&b[i].span.start, &b[i - 1].span.end) > 0)
+			continue;
+		ipam_addr_format(&b[i - 1].span.start, a1, sizeof(a1));
+		ipam_addr_format(&b[i - 1].span.end, a2, sizeof(a2));
+		ipam_addr_format(&b[i].span.start, b1, sizeof(b1));
+		ipam_addr_format(&b[i].span.end, b2, sizeof(b2));
+		if (!strcmp(b[i].node, b[i - 1].node))
+			return invalid(err,
+				       "%s: the blocks %s-%s and %s-%s of node \"%s\" overlap",
+				       x->names[s], a1, a2, b1, b2, b[i].node);
+		return invalid(err,
+			       "%s: the blocks of nodes \"%s\" (%s-%s) and \"%s\" (%s-%s) overlap; two nodes would hand out the same addresses",
+			       x->names[s], b[i - 1].node, a1, a2, b[i].node, b1, b2);
+	}
+	return 0;
+}
+
+/*
+ * The per-node rules of set s, once its ranges are read: every range has
+ * "nodes" or none has, and blocks are checked whichever node reads the
+ * config, so that a mistake fails on every node alike.
+ */
+static int parse_set_nodes(const cJSON *const objs[], struct ipam_conf *c, struct parse_ctx *x,
+			   int s, struct cni_error *err)
+{
+	struct ipam_set *set = &c->sets[s];
+	struct block *blocks = NULL;
+	size_t n = 0, cap = 0;
+	int i, with = -1, without = -1, ret = 0;
+	bool has;
+
+	for (i = 0; i < set->n; i++) {
+		ret = parse_nodes(objs[i], x->where[s][i], &set->r[i], i, c, &blocks, &n, &cap,
+				  &has, &x->mine[s][i], err);
+		if (ret < 0)
+			goto out;
+		if (has && with < 0)
+			with = i;
+		if (!has && without < 0)
+			without = i;
+	}
+	x->has_nodes[s] = with >= 0;
+	if (with >= 0 && without >= 0) {
+		ret = invalid(err,
+			      "%s: has no \"nodes\" while %s has them; in one range set, give every range per-node blocks or none",
+			      x->where[s][without], x->where[s][with]);
+		goto out;
+	}
+	if (n > 1)
+		ret = check_blocks(blocks, n, x, s, err);
+out:
+	free(blocks);
+	return ret;
+}
+
+static int parse_set(const cJSON *arr, struct ipam_conf *c, struct parse_ctx *x, int s,
 		     struct cni_error *err)
 {
-	char w[64];
+	const cJSON *objs[IPAM_MAX_RANGES];
+	struct ipam_set *set = &c->sets[s];
+	char where[sizeof(x->names[s])];
 	const cJSON *it;
 	int i = 0;
 
+	memcpy(where, x->names[s], sizeof(where));
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
 		return invalid(err,
 			       "%s: want a non-empty list of ranges ([{\"subnet\": ...}])",
@@ -272,73 +644,62 @@ static int parse_set(const cJSON *arr, const char *where, struct ipam_set *set,
 		return invalid(err, "%s: more than %d ranges", where,
 			       IPAM_MAX_RANGES);
 	cJSON_ArrayForEach(it, arr) {
-		snprintf(w, sizeof(w), "%s[%d]", where, i);
-		if (parse_range(it, w, &set->r[i], err) < 0)
+		snprintf(x->where[s][i], sizeof(x->where[s][i]), "%s[%d]", where, i);
+		if (parse_range(it, x->where[s][i], &set->r[i], err) < 0)
 			return -EINVAL;
 		if (i > 0 && set->r[i].subnet.addr.family != set->r[0].subnet.addr.family)
 			return invalid(err,
 				       "%s: mixes IPv4 and IPv6 in one range set (put each family in its own set)",
-				       w);
-		i++;
+				       x->where[s][i]);
+		objs[i++] = it;
 	}
 	set->n = i;
-	return 0;
+	return parse_set_nodes(objs, c, x, s, err);
 }
 
-/* Ranges are [start, end] intervals: no address may belong to two of them. */
-static int check_overlaps(const struct ipam_conf *c, const char *const names[IPAM_MAX_SETS],
-			  struct cni_error *err)
+/*
+ * This node's view of set s: each range narrows to its block, ranges
+ * without one move to `off`, the block's exclusions join the config's.
+ */
+static int narrow_to_node(struct ipam_conf *c, struct parse_ctx *x, int s, struct cni_error *err)
 {
-	char a[IPAM_ADDR_STRLEN], b[IPAM_ADDR_STRLEN];
-	int s1, i1, s2, i2;
+	char w[IPAM_NODE_NAME_MAX + 64];
+	struct ipam_set *set = &c->sets[s];
+	struct ipam_range kept[IPAM_MAX_RANGES];
+	struct ipam_span b;
+	int i, n = 0;
 
-	for (s1 = 0; s1 < c->n_sets; s1++)
-		for (i1 = 0; i1 < c->sets[s1].n; i1++)
-			for (s2 = s1; s2 < c->n_sets; s2++)
-				for (i2 = s2 == s1 ? i1 + 1 : 0; i2 < c->sets[s2].n; i2++) {
-					const struct ipam_range *x = &c->sets[s1].r[i1];
-					const struct ipam_range *y = &c->sets[s2].r[i2];
-
-					if (x->start.family != y->start.family ||
-					    ipam_addr_cmp(&x->end, &y->start) < 0 ||
-					    ipam_addr_cmp(&y->end, &x->start) < 0)
-						continue;
-					ipam_addr_format(&y->start, a, sizeof(a));
-					ipam_addr_format(&y->end, b, sizeof(b));
-					return invalid(err,
-						       "%s[%d]: range %s-%s overlaps %s[%d]; every address must belong to one range",
-						       names[s2], i2, a, b, names[s1], i1);
-				}
-	return 0;
-}
-
-static int parse_exclude(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
-{
-	const cJSON *arr = NULL, *it;
-	const char *s;
-	int i = 0;
-
-	if (conf_array(ipam, "ipam", "exclude", &arr, err) < 0)
-		return -EINVAL;
-	if (!arr)
-		return 0;
-	if (cJSON_GetArraySize(arr) > IPAM_MAX_EXCLUDE)
-		return invalid(err, "ipam.exclude: more than %d entries",
-			       IPAM_MAX_EXCLUDE);
-	cJSON_ArrayForEach(it, arr) {
-		struct ipam_prefix *p = &c->exclude[i];
-
-		s = cJSON_GetStringValue(it);
-		if (s && !strchr(s, '/') && ipam_addr_parse(s, &p->addr) == 0) {
-			p->len = ipam_family_bits(p->addr.family);
-		} else if (!s || ipam_prefix_parse(s, p) < 0) {
-			return invalid(err,
-				       "ipam.exclude[%d]: want an address or a CIDR (e.g. \"10.1.0.7\" or \"10.1.0.64/26\")",
-				       i);
+	if (need_node_name(c, x, x->names[s], err) < 0)
+		return -ENOENT;
+	set->n_off = 0;
+	for (i = 0; i < set->n; i++) {
+		if (!x->mine[s][i]) {
+			set->off[set->n_off++] = set->r[i];
+			continue;
 		}
-		i++;
+		snprintf(w, sizeof(w), "%s.nodes.%s", x->where[s][i], c->node_name);
+		if (parse_block(x->mine[s][i], w, &set->r[i], &b, c, err) < 0)
+			return -EINVAL;
+		kept[n] = set->r[i];
+		kept[n].start = b.start;
+		kept[n].end = b.end;
+		n++;
 	}
-	c->n_exclude = i;
+	if (n == 0) {
+		const char *from = c->node_name_from;
+
+		invalid(err,
+			       "%s: node \"%s\" (the name from %s%s) has no block in \"nodes\"; add one, e.g. \"%s\": \"<CIDR inside the range>\", %s",
+			       x->names[s], c->node_name, from_env(from) ? "$" : "", from,
+			       c->node_name,
+			       !strcmp(from, "ipam.nodeName") ? "or correct ipam.nodeName" :
+			       !strcmp(from, "NODE_NAME") ? "or correct NODE_NAME" :
+			       !strcmp(from, "MULTUS_NODE_NAME") ? "or set NODE_NAME, which comes first" :
+			       "or set NODE_NAME (from spec.nodeName) where the Kubernetes node name is not the host name");
+		return -ENOENT;
+	}
+	memcpy(set->r, kept, sizeof(kept[0]) * (size_t)n);
+	set->n = n;
 	return 0;
 }
 
@@ -386,6 +747,82 @@ static int parse_routes(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 		i++;
 	}
 	c->n_routes = i;
+	return 0;
+}
+
+static int parse_sets(const cJSON *ipam, struct ipam_conf *c, struct parse_ctx *x,
+		      struct cni_error *err)
+{
+	const cJSON *ranges = NULL, *it, *subnet;
+	const cJSON *shorthand[1] = { ipam };
+	int i = 0;
+
+	if (conf_array(ipam, "ipam", "ranges", &ranges, err) < 0)
+		return -EINVAL;
+	subnet = cJSON_GetObjectItemCaseSensitive(ipam, "subnet");
+	/* As host-local: the shorthand range is a set placed before "ranges". */
+	if (subnet) {
+		snprintf(x->names[0], sizeof(x->names[0]), "ipam");
+		snprintf(x->where[0][0], sizeof(x->where[0][0]), "ipam");
+		if (parse_range(ipam, "ipam", &c->sets[0].r[0], err) < 0)
+			return -EINVAL;
+		c->sets[0].n = 1;
+		if (parse_set_nodes(shorthand, c, x, 0, err) < 0)
+			return -EINVAL;
+		i = 1;
+	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "rangeStart") ||
+		   cJSON_GetObjectItemCaseSensitive(ipam, "rangeEnd") ||
+		   cJSON_GetObjectItemCaseSensitive(ipam, "gateway")) {
+		return invalid(err,
+			       "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)");
+	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "nodes")) {
+		return invalid(err,
+			       "ipam.subnet: missing (nodes needs it; or give \"nodes\" to each range of \"ranges\")");
+	}
+	if (ranges && cJSON_GetArraySize(ranges) + i > IPAM_MAX_SETS)
+		return invalid(err, "ipam.ranges: more than %d range sets",
+			       IPAM_MAX_SETS);
+	if (ranges)
+		cJSON_ArrayForEach(it, ranges) {
+			snprintf(x->names[i], sizeof(x->names[i]), "ipam.ranges[%d]",
+				 i - (subnet ? 1 : 0));
+			if (parse_set(it, c, x, i, err) < 0)
+				return -EINVAL;
+			i++;
+		}
+	if (i == 0)
+		return invalid(err,
+			    "ipam.ranges: no range to allocate from; add \"ranges\": [[{\"subnet\": \"10.1.0.0/24\"}]] or \"subnet\"");
+	c->n_sets = i;
+	return 0;
+}
+
+/* "ippool": one range set per pool, filled later by the module that reads the pools. */
+static int parse_ippool(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
+{
+	const cJSON *pool = cJSON_GetObjectItemCaseSensitive(ipam, "ippool"), *it;
+	int i, n = 0;
+
+	if (!pool)
+		return 0;
+	for (i = 0; ippool_excludes[i]; i++)
+		if (cJSON_GetObjectItemCaseSensitive(ipam, ippool_excludes[i]))
+			return invalid(err,
+				       "ipam.ippool: cannot be combined with ipam.%s (the node's block comes from the pool; remove ipam.%s)",
+				       ippool_excludes[i], ippool_excludes[i]);
+	if (cJSON_IsObject(pool)) {
+		n = 1;
+	} else if (cJSON_IsArray(pool)) {
+		n = cJSON_GetArraySize(pool);
+		cJSON_ArrayForEach(it, pool)
+			if (!cJSON_IsObject(it))
+				n = 0;
+	}
+	if (n < 1 || n > 2)
+		return invalid(err,
+			       "ipam.ippool: want an object {\"name\": ...} or a list of one or two of them (an IPv4 and an IPv6 pool)");
+	c->cluster = true;
+	c->n_sets = n;
 	return 0;
 }
 
@@ -486,86 +923,216 @@ static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_
 	return 0;
 }
 
-static int parse_sets(const cJSON *ipam, struct ipam_conf *c, char names[IPAM_MAX_SETS][32],
-		      struct cni_error *err)
-{
-	const cJSON *ranges = NULL, *it, *subnet;
-	int i = 0;
 
-	if (conf_array(ipam, "ipam", "ranges", &ranges, err) < 0)
-		return -EINVAL;
-	subnet = cJSON_GetObjectItemCaseSensitive(ipam, "subnet");
-	/* As host-local: the shorthand range is a set placed before "ranges". */
-	if (subnet) {
-		snprintf(names[0], sizeof(names[0]), "ipam");
-		if (parse_range(ipam, "ipam", &c->sets[0].r[0], err) < 0)
-			return -EINVAL;
-		c->sets[0].n = 1;
-		i = 1;
-	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "rangeStart") ||
-		   cJSON_GetObjectItemCaseSensitive(ipam, "rangeEnd") ||
-		   cJSON_GetObjectItemCaseSensitive(ipam, "gateway")) {
-		return invalid(err,
-			       "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)");
+/* ---- validation once every set is filled ---- */
+
+/* Sets filled by code have no JSON path: "range set 0 (10.0.0.0/24)". */
+static void set_name(const struct ipam_conf *c, const char *const *names, int s, char *buf,
+		     size_t len)
+{
+	const struct ipam_set *set = &c->sets[s];
+	char net[IPAM_ADDR_STRLEN];
+
+	if (names) {
+		snprintf(buf, len, "%s", names[s]);
+	} else if (set->n > 0) {
+		ipam_addr_format(&set->r[0].subnet.addr, net, sizeof(net));
+		snprintf(buf, len, "range set %d (%s/%d)", s, net, set->r[0].subnet.len);
+	} else {
+		snprintf(buf, len, "range set %d", s);
 	}
-	if (ranges && cJSON_GetArraySize(ranges) + i > IPAM_MAX_SETS)
-		return invalid(err, "ipam.ranges: more than %d range sets",
-			       IPAM_MAX_SETS);
-	if (ranges)
-		cJSON_ArrayForEach(it, ranges) {
-			snprintf(names[i], sizeof(names[i]), "ipam.ranges[%d]", i - (subnet ? 1 : 0));
-			if (parse_set(it, names[i], &c->sets[i], err) < 0)
-				return -EINVAL;
-			i++;
-		}
-	if (i == 0)
-		return invalid(err,
-			    "ipam.ranges: no range to allocate from; add \"ranges\": [[{\"subnet\": \"10.1.0.0/24\"}]] or \"subnet\"");
-	c->n_sets = i;
+}
+
+static void range_name(const struct ipam_conf *c, const char *const *names, int s, int i,
+		       char *buf, size_t len)
+{
+	const struct ipam_range *r = &c->sets[s].r[i];
+	char net[IPAM_ADDR_STRLEN];
+
+	if (names) {
+		snprintf(buf, len, "%s[%d]", names[s], i);
+	} else if (c->sets[s].n == 1) {
+		set_name(c, names, s, buf, len);
+	} else {
+		ipam_addr_format(&r->subnet.addr, net, sizeof(net));
+		snprintf(buf, len, "range set %d, range %d (%s/%d)", s, i, net, r->subnet.len);
+	}
+}
+
+/*
+ * A range filled by code: defaults, then what parse_range checks in the
+ * JSON. Unlike ipam.subnet, an IPv4 /31 or /32 is a subnet of its own
+ * (RFC 3021: no network or broadcast address to skip).
+ */
+static int finish_range(struct ipam_conf *c, const char *const *names, int s, int i,
+			struct cni_error *err)
+{
+	struct ipam_range *r = &c->sets[s].r[i];
+	char name[96], a[IPAM_ADDR_STRLEN], b[IPAM_ADDR_STRLEN];
+	int fam = r->subnet.addr.family;
+	struct ipam_addr last;
+
+	range_name(c, names, s, i, name, sizeof(name));
+	if ((fam != AF_INET && fam != AF_INET6) || r->subnet.len < 0 ||
+	    r->subnet.len > ipam_family_bits(fam))
+		return invalid(err, "%s: the subnet is not an IPv4 or IPv6 prefix", name);
+	r->subnet.addr.v &= ~host_mask(fam, r->subnet.len);
+	last = ipam_prefix_last(&r->subnet);
+	if (r->start.family == 0) {
+		r->start = r->subnet.addr;
+		if (fam == AF_INET6 ? r->subnet.len < 128 : r->subnet.len < 31)
+			r->start.v++;
+	}
+	if (r->end.family == 0) {
+		r->end = last;
+		if (fam == AF_INET && r->subnet.len < 31)
+			r->end.v--;
+	}
+	ipam_addr_format(&r->subnet.addr, b, sizeof(b));
+	if (!ipam_prefix_contains(&r->subnet, &r->start) || !ipam_prefix_contains(&r->subnet, &r->end)) {
+		ipam_addr_format(ipam_prefix_contains(&r->subnet, &r->start) ? &r->end : &r->start,
+				 a, sizeof(a));
+		return invalid(err, "%s: %s is outside subnet %s/%d", name, a, b, r->subnet.len);
+	}
+	if (ipam_addr_cmp(&r->start, &r->end) > 0) {
+		ipam_addr_format(&r->start, a, sizeof(a));
+		ipam_addr_format(&r->end, b, sizeof(b));
+		return invalid(err, "%s: the range starts at %s, after its end %s", name, a, b);
+	}
+	if (r->has_gw && !ipam_prefix_contains(&r->subnet, &r->gw)) {
+		ipam_addr_format(&r->gw, a, sizeof(a));
+		return invalid(err, "%s: gateway %s is outside subnet %s/%d", name, a, b,
+			       r->subnet.len);
+	}
+	if (i > 0 && fam != c->sets[s].r[0].subnet.addr.family)
+		return invalid(err, "%s: mixes IPv4 and IPv6 in one range set", name);
 	return 0;
 }
 
+/* Ranges are [start, end] intervals: no address may belong to two of them. */
+static int check_overlaps(const struct ipam_conf *c, const char *const *names,
+			  struct cni_error *err)
+{
+	char a[IPAM_ADDR_STRLEN], b[IPAM_ADDR_STRLEN], n1[96], n2[96];
+	int s1, i1, s2, i2;
+
+	for (s1 = 0; s1 < c->n_sets; s1++)
+		for (i1 = 0; i1 < c->sets[s1].n; i1++)
+			for (s2 = s1; s2 < c->n_sets; s2++)
+				for (i2 = s2 == s1 ? i1 + 1 : 0; i2 < c->sets[s2].n; i2++) {
+					const struct ipam_range *x = &c->sets[s1].r[i1];
+					const struct ipam_range *y = &c->sets[s2].r[i2];
+
+					if (x->start.family != y->start.family ||
+					    ipam_addr_cmp(&x->end, &y->start) < 0 ||
+					    ipam_addr_cmp(&y->end, &x->start) < 0)
+						continue;
+					ipam_addr_format(&y->start, a, sizeof(a));
+					ipam_addr_format(&y->end, b, sizeof(b));
+					range_name(c, names, s1, i1, n1, sizeof(n1));
+					range_name(c, names, s2, i2, n2, sizeof(n2));
+					return invalid(err,
+						       "%s: range %s-%s overlaps %s; every address must belong to one range",
+						       n2, a, b, n1);
+				}
+	return 0;
+}
+
+static int finish(struct ipam_conf *c, const char *const *names, struct cni_error *err)
+{
+	char name[96];
+	int s, i;
+
+	if (c->n_sets < 1 || c->n_sets > IPAM_MAX_SETS)
+		return invalid(err, "ipam: no range set to allocate from");
+	for (s = 0; s < c->n_sets; s++) {
+		if (c->sets[s].n < 1 || c->sets[s].n > IPAM_MAX_RANGES) {
+			set_name(c, names, s, name, sizeof(name));
+			return invalid(err, "%s: no range to allocate from", name);
+		}
+		for (i = 0; i < c->sets[s].n; i++)
+			if (finish_range(c, names, s, i, err) < 0)
+				return -EINVAL;
+	}
+	if (check_overlaps(c, names, err) < 0)
+		return -EINVAL;
+	for (s = 0; s < c->n_sets; s++)
+		if (ipam_capacity(c, s) == 0) {
+			set_name(c, names, s, name, sizeof(name));
+			return invalid(err,
+				       "%s: no usable address (the range holds only gateways, network/broadcast or excluded addresses)",
+				       name);
+		}
+	return 0;
+}
+
+int ipam_conf_finish(struct ipam_conf *c, struct cni_error *err)
+{
+	return finish(c, NULL, err);
+}
+
+/*
+ * Errors about this node only (no name, no block) return -ENOENT, with
+ * everything else of *c parsed: DEL needs nothing but the store.
+ */
 int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
 {
-	char names[IPAM_MAX_SETS][32];
-	const char *names_p[IPAM_MAX_SETS];
+	struct parse_ctx x;
+	const char *names[IPAM_MAX_SETS];
 	const char *s = NULL;
 	long long cooldown = 0;
-	int i;
+	char name[96];
+	int i, ret;
 
 	memset(c, 0, sizeof(*c));
+	memset(&x, 0, sizeof(x));
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
 	if (!cJSON_IsObject(ipam))
 		return invalid(err,
 			       "ipam: missing or not an object (want {\"type\": \"pool-ipam\", \"ranges\": ...})");
 	if (conf_check_keys(ipam, "ipam", ipam_keys, err) < 0 ||
-	    parse_sets(ipam, c, names, err) < 0 ||
-	    parse_exclude(ipam, c, err) < 0 ||
+	    resolve_node_name(ipam, c, &x, err) < 0 ||
+	    parse_ippool(ipam, c, err) < 0 ||
+	    (!c->cluster && parse_sets(ipam, c, &x, err) < 0) ||
+	    parse_exclude_list(ipam, "ipam", c, err) < 0 ||
 	    parse_routes(ipam, c, err) < 0 ||
 	    parse_dns(ipam, &c->dns, err) < 0 ||
 	    parse_path(ipam, "dataDir", c->data_dir, err) < 0 ||
 	    parse_path(ipam, "resolvConf", c->resolv_conf, err) < 0 ||
-	    conf_int(ipam, "ipam", "releaseCooldown", 0, 1LL << 31, &cooldown, NULL, err) < 0)
+	    conf_int(ipam, "ipam", "releaseCooldown", 0, 1LL << 31, &cooldown, NULL, err) < 0 ||
+	    conf_string(ipam, "ipam", "logLevel", &s, false, err) < 0)
 		return -EINVAL;
 	c->cooldown = cooldown;
-	for (i = 0; i < c->n_sets; i++)
-		names_p[i] = names[i];
-	if (check_overlaps(c, names_p, err) < 0)
-		return -EINVAL;
-	for (i = 0; i < c->n_sets; i++)
-		if (ipam_capacity(c, i) == 0)
-			return invalid(err,
-				       "%s: no usable address (the range holds only gateways, network/broadcast or excluded addresses)",
-				       names[i]);
-
-	if (conf_string(ipam, "ipam", "logLevel", &s, false, err) < 0)
-		return -EINVAL;
 	if (s && strlen(s) >= sizeof(c->log_level))
 		return invalid(err,
 			       "ipam.logLevel: want panic, error, warning, info or debug");
 	if (s)
 		snprintf(c->log_level, sizeof(c->log_level), "%s", s);
-	return parse_path(ipam, "logFile", c->log_file, err);
+	if (parse_path(ipam, "logFile", c->log_file, err) < 0)
+		return -EINVAL;
+	if (c->cluster)
+		return need_node_name(c, &x, "ipam.ippool", err) < 0 ? -ENOENT : 0;
+
+	for (i = 0; i < c->n_sets; i++)
+		names[i] = x.names[i];
+	/* Whole ranges first: blocks of two nodes in overlapping ranges would collide. */
+	if (check_overlaps(c, names, err) < 0)
+		return -EINVAL;
+	for (i = 0; i < c->n_sets; i++) {
+		if (!x.has_nodes[i])
+			continue;
+		ret = narrow_to_node(c, &x, i, err);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < c->n_sets; i++)
+		if (x.has_nodes[i] && ipam_capacity(c, i) == 0) {
+			set_name(c, names, i, name, sizeof(name));
+			return invalid(err,
+				       "%s: no usable address in the block of node \"%s\" (it holds only gateways, network/broadcast or excluded addresses)",
+				       name, c->node_name);
+		}
+	return finish(c, names, err);
 }
 
 void ipam_resolv_conf_parse(const char *text, struct cni_dns *dns)
@@ -603,6 +1170,7 @@ void ipam_resolv_conf_parse(const char *text, struct cni_dns *dns)
 	}
 }
 
+
 /* ---- allocation policy ---- */
 
 const struct ipam_range *ipam_range_of(const struct ipam_conf *c, int s, const struct ipam_addr *a)
@@ -627,25 +1195,56 @@ int ipam_set_of(const struct ipam_conf *c, const struct ipam_addr *a)
 	return -1;
 }
 
+/* Runs body on every gateway of the config, those of ranges without this node's block too. */
+#define FOR_EACH_GW(c, s, i, gw, body) do {					\
+	for (s = 0; s < (c)->n_sets; s++) {					\
+		for (i = 0; i < (c)->sets[s].n; i++)				\
+			if ((c)->sets[s].r[i].has_gw) {				\
+				gw = &(c)->sets[s].r[i].gw;			\
+				body;						\
+			}							\
+		for (i = 0; i < (c)->sets[s].n_off; i++)			\
+			if ((c)->sets[s].off[i].has_gw) {			\
+				gw = &(c)->sets[s].off[i].gw;			\
+				body;						\
+			}							\
+	}									\
+} while (0)
+
 static bool is_gateway(const struct ipam_conf *c, const struct ipam_addr *a)
 {
+	const struct ipam_addr *gw;
 	int s, i;
 
-	for (s = 0; s < c->n_sets; s++)
-		for (i = 0; i < c->sets[s].n; i++)
-			if (c->sets[s].r[i].has_gw && addr_eq(&c->sets[s].r[i].gw, a))
-				return true;
+	FOR_EACH_GW(c, s, i, gw, if (addr_eq(gw, a)) return true);
 	return false;
 }
 
-static const struct ipam_prefix *excluded_by(const struct ipam_conf *c, const struct ipam_addr *a)
+static int n_gateways(const struct ipam_conf *c)
+{
+	const struct ipam_addr *gw;
+	int s, i, n = 0;
+
+	FOR_EACH_GW(c, s, i, gw, n += gw != NULL);
+	return n;
+}
+
+static const struct ipam_span *excluded_by(const struct ipam_conf *c, const struct ipam_addr *a)
 {
 	int i;
 
 	for (i = 0; i < c->n_exclude; i++)
-		if (ipam_prefix_contains(&c->exclude[i], a))
+		if (a->family == c->exclude[i].start.family &&
+		    ipam_addr_cmp(a, &c->exclude[i].start) >= 0 &&
+		    ipam_addr_cmp(a, &c->exclude[i].end) <= 0)
 			return &c->exclude[i];
 	return NULL;
+}
+
+/* An IPv4 subnet's first and last addresses are not hosts', unless it is a /31 or /32. */
+static bool has_net_bcast(const struct ipam_prefix *p)
+{
+	return p->addr.family == AF_INET && p->len < 31;
 }
 
 bool ipam_usable(const struct ipam_conf *c, int s, const struct ipam_addr *a)
@@ -655,7 +1254,7 @@ bool ipam_usable(const struct ipam_conf *c, int s, const struct ipam_addr *a)
 
 	if (!r || is_gateway(c, a) || excluded_by(c, a))
 		return false;
-	if (a->family == AF_INET) {
+	if (has_net_bcast(&r->subnet)) {
 		bcast = ipam_prefix_last(&r->subnet);
 		if (addr_eq(a, &r->subnet.addr) || addr_eq(a, &bcast))
 			return false;
@@ -688,24 +1287,30 @@ static struct ipam_addr step(const struct ipam_set *set, const struct ipam_addr 
 int ipam_next(const struct ipam_conf *c, int s, const struct ipam_addr *cur, struct ipam_addr *next)
 {
 	const struct ipam_set *set = &c->sets[s];
-	const struct ipam_prefix *ex;
+	const struct ipam_span *ex;
 	const struct ipam_range *r;
-	struct ipam_addr cand, last;
+	struct ipam_addr cand;
+	long turns;
 
-	if (ipam_capacity(c, s) == 0)
+	if (set->n == 0)
 		return -ENOSPC;
+	/*
+	 * Every turn moves forward on the cycle of the set's ranges. In one
+	 * lap (n ranges, plus the part of cur's range before cur) an excluded
+	 * span is jumped over at most once per range, and a gateway, network
+	 * or broadcast address is met once: more turns than that and no
+	 * address is usable. A bound, not ipam_capacity: this runs once per
+	 * candidate of an allocation.
+	 */
+	turns = (long)(set->n + 1) * (c->n_exclude + n_gateways(c) + 3);
 	cand = ipam_range_of(c, s, cur) ? step(set, cur) : set->r[0].start;
-	/* Terminates: capacity > 0 and every turn moves forward on the cycle. */
 	while (!ipam_usable(c, s, &cand)) {
+		if (--turns < 0)
+			return -ENOSPC;
 		ex = excluded_by(c, &cand);
 		r = ipam_range_of(c, s, &cand);
-		if (ex) {
-			last = ipam_prefix_last(ex);
-			if (ipam_addr_cmp(&last, &r->end) < 0)
-				cand = last;
-			else
-				cand = r->end;
-		}
+		if (ex)
+			cand = ipam_addr_cmp(&ex->end, &r->end) < 0 ? ex->end : r->end;
 		cand = step(set, &cand);
 	}
 	*next = cand;
@@ -734,27 +1339,25 @@ static void add_point(struct span *sp, int *n, const struct ipam_range *r, ipam_
 /* Usable addresses of one range: its size minus the union of what is skipped. */
 static ipam_u128 range_capacity(const struct ipam_conf *c, const struct ipam_range *r)
 {
-	struct span sp[IPAM_MAX_EXCLUDE + IPAM_MAX_SETS * IPAM_MAX_RANGES + 2];
+	struct span sp[IPAM_MAX_EXCLUDE + 2 * IPAM_MAX_SETS * IPAM_MAX_RANGES + 2];
 	ipam_u128 size = r->end.v - r->start.v, lo, hi, cover = 0, cur_lo, cur_hi;
+	const struct ipam_addr *gw;
 	int n = 0, s, i;
 
 	size = size + 1 ? size + 1 : size;
 	for (i = 0; i < c->n_exclude; i++) {
-		if (c->exclude[i].addr.family != r->start.family)
+		if (c->exclude[i].start.family != r->start.family)
 			continue;
-		lo = c->exclude[i].addr.v;
-		hi = ipam_prefix_last(&c->exclude[i]).v;
+		lo = c->exclude[i].start.v;
+		hi = c->exclude[i].end.v;
 		if (hi < r->start.v || lo > r->end.v)
 			continue;
 		sp[n].lo = lo < r->start.v ? r->start.v : lo;
 		sp[n].hi = hi > r->end.v ? r->end.v : hi;
 		n++;
 	}
-	for (s = 0; s < c->n_sets; s++)
-		for (i = 0; i < c->sets[s].n; i++)
-			if (c->sets[s].r[i].has_gw && c->sets[s].r[i].gw.family == r->start.family)
-				add_point(sp, &n, r, c->sets[s].r[i].gw.v);
-	if (r->start.family == AF_INET) {
+	FOR_EACH_GW(c, s, i, gw, if (gw->family == r->start.family) add_point(sp, &n, r, gw->v));
+	if (has_net_bcast(&r->subnet)) {
 		add_point(sp, &n, r, r->subnet.addr.v);
 		add_point(sp, &n, r, ipam_prefix_last(&r->subnet).v);
 	}
@@ -790,9 +1393,26 @@ ipam_u128 ipam_capacity(const struct ipam_conf *c, int s)
 	return total;
 }
 
+/* The range describing a: by its window, else by its subnet (also among `off`). */
+static const struct ipam_range *range_describing(const struct ipam_conf *c, int s,
+						 const struct ipam_addr *a)
+{
+	const struct ipam_set *set = &c->sets[s];
+	const struct ipam_range *r = ipam_range_of(c, s, a);
+	int i;
+
+	for (i = 0; !r && i < set->n; i++)
+		if (ipam_prefix_contains(&set->r[i].subnet, a))
+			r = &set->r[i];
+	for (i = 0; !r && i < set->n_off; i++)
+		if (ipam_prefix_contains(&set->off[i].subnet, a))
+			r = &set->off[i];
+	return r;
+}
+
 int ipam_result_ip(const struct ipam_conf *c, int s, const struct ipam_addr *a, struct cni_ip *ip)
 {
-	const struct ipam_range *r = ipam_range_of(c, s, a);
+	const struct ipam_range *r = range_describing(c, s, a);
 	char buf[IPAM_ADDR_STRLEN];
 
 	if (!r)

@@ -3,20 +3,27 @@
  * pool-ipam: a file-locked, crash-safe address pool (CNI IPAM plugin).
  *
  * Every verb is the same line of steps: parse the ipam config, open and
- * lock the network's store, do the one pool operation, answer.
+ * lock the network's store, do the one pool operation, answer. With
+ * ipam.ippool, ADD first gets this node's blocks from the cluster (cache or
+ * API server, before the lock: a slow API server must not hold up the
+ * node's other ADDs); DEL, CHECK and GC never need them, STATUS reads the
+ * cache only.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cni.h"
 #include "conf.h"
 #include "ipam.h"
+#include "ippool.h"
 #include "log.h"
 #include "pool.h"
+#include "state.h"
 
 #define RESOLV_CONF_MAX (64 * 1024)
 
@@ -24,16 +31,38 @@ static void set_name(const struct ipam_conf *c, int s, char *buf, size_t len)
 {
 	char net[IPAM_ADDR_STRLEN];
 
+	/* A cluster set has no range until its block is known (DEL, CHECK, GC). */
+	if (c->sets[s].n == 0) {
+		snprintf(buf, len, "range set %d", s);
+		return;
+	}
 	ipam_addr_format(&c->sets[s].r[0].subnet.addr, net, sizeof(net));
 	snprintf(buf, len, "range set %d (%s/%d)", s, net, c->sets[s].r[0].subnet.len);
 }
 
-static int load(struct cni_request *req, struct ipam_conf *c, struct cni_error *err)
+/* ipam.ippool entries, one per range set of a cluster config. */
+static struct ippool_conf pools[IPPOOL_MAX];
+static int n_pools;
+
+/*
+ * store_only: DEL and GC need the store and nothing of the ranges, so a
+ * node that lost its block (or its name) can still release what it holds.
+ */
+static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
+		struct cni_error *err)
 {
+	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
 	enum log_level lvl;
 	int ret;
 
-	if (ipam_conf_parse(cJSON_GetObjectItemCaseSensitive(req->conf, "ipam"), c, err) < 0)
+	ret = ipam_conf_parse(ipam, c, err);
+	if (ret == -ENOENT && store_only) {
+		log_warn("%s; releasing by attachment anyway", err->msg);
+		memset(err, 0, sizeof(*err));
+	} else if (ret < 0) {
+		return -1;
+	}
+	if (c->cluster && ippool_conf_parse(ipam, pools, &n_pools, err) < 0)
 		return -1;
 	if (c->log_level[0]) {
 		if (log_level_parse(c->log_level, &lvl) < 0)
@@ -135,6 +164,61 @@ static int open_pool(const struct cni_request *req, const struct ipam_conf *c, s
 	return 0;
 }
 
+/*
+ * Fill a cluster config's range sets with this node's blocks: from the
+ * cache or the API server for ADD (fetch), from the cache alone otherwise.
+ * *missing counts the sets without a cached block (fetch false only).
+ */
+static int cluster_blocks(const struct cni_request *req, struct ipam_conf *c, bool fetch,
+			  int *missing, struct cni_error *err)
+{
+	static const char *const from[] = { "cache", "API server", "cache (API server failed)" };
+	static struct ippool_block b;
+	enum ippool_source src;
+	char path[PATH_MAX + 256], msg[256], a[IPAM_ADDR_STRLEN], z[IPAM_ADDR_STRLEN];
+	int fd, s, ret;
+
+	*missing = 0;
+	if (!c->node_name[0])
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "ipam.ippool: no node name to find this node's block; set ipam.nodeName or NODE_NAME (the kubelet's node name)");
+	snprintf(path, sizeof(path), "%s/%s", c->data_dir, req->name);
+	ret = state_dir_open(path, &fd);
+	if (ret < 0)
+		return cni_errorf(err, ret == -ELOOP || ret == -ENOTDIR ? CNI_ERR_INVALID_CONFIG : CNI_ERR_IO,
+				  "ipam.dataDir: cannot open %s: %s", path, strerror(-ret));
+	for (s = 0; s < n_pools && ret == 0; s++) {
+		if (fetch) {
+			ret = ippool_resolve(&pools[s], s, c->node_name, fd, (long long)time(NULL), &b,
+					     &src, err);
+			if (ret < 0)
+				break;
+			ipam_addr_format(&b.start, a, sizeof(a));
+			ipam_addr_format(&b.end, z, sizeof(z));
+			log_msg(src == IPPOOL_FROM_API ? LOG_LVL_INFO : LOG_LVL_DEBUG,
+				"%s %s/%s: node %s's block %s-%s (resourceVersion %s) from the %s",
+				ippool_kind_name(pools[s].kind), pools[s].ns, pools[s].name,
+				c->node_name, a, z, b.resource_version, from[src]);
+		} else {
+			ret = ippool_cache_read(fd, s, &pools[s], c->node_name, &b);
+			if (ret < 0) {
+				(*missing)++;
+				ret = 0;
+				continue;
+			}
+		}
+		ret = ippool_apply(&b, c, s, msg, sizeof(msg));
+		if (ret < 0)
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.ippool: %s", msg);
+	}
+	close(fd);
+	if (ret < 0)
+		return -1;
+	if (*missing)
+		return 0;
+	return ipam_conf_finish(c, err) < 0 ? -1 : 0;
+}
+
 static int add_request(const char *s, const char *where, struct ipam_addr *req, int *n,
 		       struct cni_error *err)
 {
@@ -222,6 +306,25 @@ static int read_resolv_conf(const char *path, struct cni_dns *dns, struct cni_er
 	return 0;
 }
 
+/*
+ * A reservation made before the node's block left its subnet altogether
+ * (the pool's subnet changed) is still returned to its owner: as a host
+ * address, since its subnet is no longer known.
+ */
+static void result_ip(const struct ipam_conf *c, int s, const struct ipam_addr *a, struct cni_ip *ip)
+{
+	char buf[IPAM_ADDR_STRLEN];
+
+	if (ipam_result_ip(c, s, a, ip) == 0)
+		return;
+	ipam_addr_format(a, buf, sizeof(buf));
+	log_warn("%s, reserved before range set %d changed, is in none of its subnets: returned as /%d",
+		 buf, s, ipam_family_bits(a->family));
+	snprintf(ip->address, sizeof(ip->address), "%s/%d", buf, ipam_family_bits(a->family));
+	ip->gateway[0] = '\0';
+	ip->iface = CNI_UNSET;
+}
+
 static bool dns_set(const struct cni_dns *d)
 {
 	return d->n_nameservers || d->domain[0] || d->n_search || d->n_options;
@@ -235,10 +338,12 @@ static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_e
 	struct pool_diag d;
 	struct pool p;
 	char a[IPAM_ADDR_STRLEN];
-	int n_want, s, ret;
+	int n_want, s, ret, missing;
 
-	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	if (load(req, &c, false, err) < 0 || owner_of(req, &o, err) < 0 ||
 	    requests(req, want, &n_want, err) < 0)
+		return -1;
+	if (c.cluster && cluster_blocks(req, &c, true, &missing, err) < 0)
 		return -1;
 	if (dns_set(&c.dns))
 		res->dns = c.dns;
@@ -254,7 +359,7 @@ static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_e
 	}
 	pool_close(&p);
 	for (s = 0; s < c.n_sets; s++) {
-		ipam_result_ip(&c, s, &got[s], &res->ips[res->n_ips++]);
+		result_ip(&c, s, &got[s], &res->ips[res->n_ips++]);
 		ipam_addr_format(&got[s], a, sizeof(a));
 		log_info("reserved %s in range set %d", a, s);
 	}
@@ -271,7 +376,7 @@ static int cmd_del(struct cni_request *req, struct cni_error *err)
 	struct pool p;
 	int ret, released;
 
-	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	if (load(req, &c, true, err) < 0 || owner_of(req, &o, err) < 0 ||
 	    open_pool(req, &c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_del(&p, &o, &released, &d);
@@ -320,7 +425,7 @@ static int cmd_check(struct cni_request *req, struct cni_error *err)
 	struct pool p;
 	int ret;
 
-	if (load(req, &c, err) < 0 || owner_of(req, &o, err) < 0 ||
+	if (load(req, &c, false, err) < 0 || owner_of(req, &o, err) < 0 ||
 	    open_pool(req, &c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_check(&p, &o, got, &d);
@@ -340,7 +445,7 @@ static int cmd_gc(struct cni_request *req, struct cni_error *err)
 	struct pool p;
 	int n, ret, released;
 
-	if (load(req, &c, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
+	if (load(req, &c, true, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
 		return -1;
 	if (n < 0) {
 		log_info("GC: no cni.dev/valid-attachments in the config: releasing nothing");
@@ -368,13 +473,16 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 	struct pool_diag d;
 	struct pool p;
 	char set[96];
-	int ret;
+	int ret, missing = 0;
 
-	if (load(req, &c, err) < 0)
+	if (load(req, &c, false, err) < 0)
+		return -1;
+	if (c.cluster && cluster_blocks(req, &c, false, &missing, err) < 0)
 		return -1;
 	if (open_pool(req, &c, &p, &d, &inner) < 0)
 		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
-	ret = pool_status(&p, &d);
+	/* Without a cached block there is nothing to count: the next ADD fetches it. */
+	ret = missing ? 0 : pool_status(&p, &d);
 	if (ret == -ENOSPC) {
 		set_name(&c, d.set, set, sizeof(set));
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "%s is exhausted: ADD would fail", set);

@@ -71,24 +71,57 @@ check_sriov() { # label conf
 	t_eq "$(t_jq .code)" 102 "error code (want 102 device not found; msg: $(t_jq .msg))"
 }
 
+# A config with ipam.ippool gets its blocks from the test API server: each
+# pool it names is served with a block for node "conf-node", and the
+# kubeconfig points at the server. Prints the rewritten config.
+cluster_pools() { # conf
+	local kind ns name dir
+	while IFS=$'\t' read -r kind ns name; do
+		case ${kind,,} in
+		cidrpool)
+			dir=$KUBEAPI_DIR/objects/$ns/cidrpools
+			mkdir -p "$dir"
+			printf '{"apiVersion":"nv-ipam.nvidia.com/v1alpha1","kind":"CIDRPool","metadata":{"name":"%s","namespace":"%s","resourceVersion":"1"},"spec":{"cidr":"10.251.0.0/16","perNodeNetworkPrefix":24,"gatewayIndex":1},"status":{"allocations":[{"nodeName":"conf-node","prefix":"10.251.7.0/24","gateway":"10.251.7.1"}]}}' \
+				"$name" "$ns" > "$dir/$name.json" ;;
+		*)
+			dir=$KUBEAPI_DIR/objects/$ns/ippools
+			mkdir -p "$dir"
+			printf '{"apiVersion":"nv-ipam.nvidia.com/v1alpha1","kind":"IPPool","metadata":{"name":"%s","namespace":"%s","resourceVersion":"1"},"spec":{"subnet":"10.250.0.0/16","perNodeBlockSize":100,"gateway":"10.250.0.1"},"status":{"allocations":[{"nodeName":"conf-node","startIP":"10.250.0.101","endIP":"10.250.0.200"}]}}' \
+				"$name" "$ns" > "$dir/$name.json" ;;
+		esac
+	done < <(printf '%s' "$1" | jq -r '.ipam.ippool | if type == "array" then .[] else . end
+		| [.kind // "IPPool", .namespace // "kube-system", .name] | @tsv')
+	printf '%s' "$1" | jq -c --arg kc "$KUBEAPI_DIR/kubeconfig" '.ipam.ippool |=
+		if type == "array" then map(.kubeconfig = $kc) else .kubeconfig = $kc end'
+}
+
 check_pool() { # label conf
-	local conf version sets result addrs dir
+	local conf version sets result addrs dir node=NODE_NAME=conf-node
 	t_begin "$1: pool-ipam hands out, checks and releases an address"
 	conf=$(sandboxed "$2")
+	# Per-node blocks: run as the first node listed.
+	node=NODE_NAME=$(printf '%s' "$conf" | jq -r '[.ipam | ., .ranges[]?[]? | .nodes? // empty | keys[]] | first // "conf-node"')
 	version=$(printf '%s' "$conf" | jq -r '.cniVersion')
-	sets=$(printf '%s' "$conf" | jq '.ipam.ranges // [0] | length')
-	t_exec pool-ipam ADD "$conf" CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+	sets=$(printf '%s' "$conf" | jq '.ipam.ranges // (.ipam.ippool | if type == "array" then . else [.] end) // [0] | length')
+	if printf '%s' "$conf" | jq -e '.ipam.ippool' >/dev/null; then
+		if [ -z "${KUBEAPI_DIR:-}" ]; then
+			command -v go >/dev/null || { echo "# $1: no go for the test API server, cluster pool not exercised"; return; }
+			t_kubeapi_start "$T_TMP/kubeapi" || { t_fail "cannot start the test API server"; return; }
+		fi
+		conf=$(cluster_pools "$conf")
+	fi
+	t_exec pool-ipam ADD "$conf" CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1 "$node"
 	t_eq "$T_RC" 0 "ADD exit code ($T_OUT $T_ERR)" || return
 	result=$T_OUT
 	addrs=$(t_jq '.ips | length')
 	t_eq "$addrs" "$sets" "addresses in the result (one per range set)"
 	if [ "$(printf '%s\n' "$version" 0.4.0 | sort -V | head -n 1)" = 0.4.0 ]; then
 		t_exec pool-ipam CHECK "$(printf '%s' "$conf" | jq -c --argjson r "$result" '.prevResult = $r')" \
-			CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+			CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1 "$node"
 		t_eq "$T_RC" 0 "CHECK exit code ($T_OUT $T_ERR)"
 	fi
 	t_exec pool-ipam DEL "$(printf '%s' "$conf" | jq -c --argjson r "$result" '.prevResult = $r')" \
-		CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1
+		CNI_CONTAINERID="conf$N" CNI_NETNS="$NS" CNI_IFNAME=net1 "$node"
 	t_eq "$T_RC" 0 "DEL exit code ($T_OUT $T_ERR)"
 	dir=$T_TMP/state-$N/pool-ipam/$(printf '%s' "$conf" | jq -r .name)
 	t_eq "$(find "$dir" -maxdepth 1 -name 'a-*' 2>/dev/null | wc -l)" 0 \

@@ -183,3 +183,106 @@ t_cnitool() {
 
 # jq over $T_OUT: t_jq '.ips[0].address'
 t_jq() { printf '%s' "$T_OUT" | jq -r "$1"; }
+
+# A test Kubernetes API server (test/client/kubeapi.go) serving nv-ipam's
+# IPPool and CIDRPool resources over HTTPS with a CA it makes at start.
+t_kubeapi_bin() {
+	local bin=$BUILD_DIR/test-kubeapi
+	if [ ! -x "$bin" ]; then
+		( flock 9
+		  [ -x "$bin" ] || GO111MODULE=off GOCACHE=${GOCACHE:-$T_TMP/gocache} \
+			go build -o "$bin" "$SOURCE_DIR/test/client/kubeapi.go"
+		) 9>"$BUILD_DIR/.test-kubeapi.lock" || return 1
+	fi
+	echo "$bin"
+}
+
+# t_kubeapi_start DIR [EXTRA-ARGS...]: start the server on 127.0.0.1 with
+# objects read from DIR/objects/NS/{ippools,cidrpools}/NAME.json, behaviour
+# switches DIR/objects/{.delay-ms,.drop,.status} and one line per request in
+# DIR/requests.log. Writes DIR/kubeconfig (bearer token, CA inline) and
+# DIR/kubeconfig-cert (client certificate and key as files, relative paths),
+# exports KUBEAPI_ADDR (127.0.0.1:PORT), KUBEAPI_PID, KUBEAPI_DIR and
+# KUBEAPI_TOKEN, and stops the server at exit. Call it directly, not in
+# $(...), or the exports are lost. Without a Go toolchain the test skips
+# (exit 77); other failures return 1.
+t_kubeapi_start() {
+	local dir=$1 bin token i ca
+	shift
+	if ! command -v go >/dev/null 2>&1 && [ ! -x "$BUILD_DIR/test-kubeapi" ]; then
+		echo "SKIP: needs go (golang-go) for the test API server"
+		exit 77
+	fi
+	bin=$(t_kubeapi_bin) || { echo "t_kubeapi_start: cannot build the test API server" >&2; return 1; }
+	mkdir -p "$dir/objects" || return 1
+	dir=$(cd "$dir" && pwd)
+	rm -f "$dir/addr"
+	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	"$bin" -out "$dir" -objects "$dir/objects" -log "$dir/requests.log" -token "$token" "$@" \
+		2>>"$dir/server.log" &
+	KUBEAPI_PID=$!
+	t_defer "kill $KUBEAPI_PID; wait $KUBEAPI_PID"
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$dir/addr" ] && break
+		kill -0 "$KUBEAPI_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ ! -s "$dir/addr" ]; then
+		echo "t_kubeapi_start: the server did not start: $(cat "$dir/server.log" 2>/dev/null)" >&2
+		return 1
+	fi
+	KUBEAPI_ADDR=$(cat "$dir/addr")
+	KUBEAPI_DIR=$dir
+	KUBEAPI_TOKEN=$token
+	export KUBEAPI_ADDR KUBEAPI_PID KUBEAPI_DIR KUBEAPI_TOKEN
+	ca=$(base64 -w0 < "$dir/ca.crt")
+	cat > "$dir/kubeconfig" <<-KUBECONFIG
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- name: test
+	  cluster:
+	    server: https://$KUBEAPI_ADDR
+	    certificate-authority-data: $ca
+	users:
+	- name: node
+	  user:
+	    token: $token
+	contexts:
+	- name: test
+	  context:
+	    cluster: test
+	    user: node
+	current-context: test
+	KUBECONFIG
+	cat > "$dir/kubeconfig-cert" <<-KUBECONFIG
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- name: test
+	  cluster:
+	    server: https://$KUBEAPI_ADDR
+	    certificate-authority: ca.crt
+	users:
+	- name: system:node:test
+	  user:
+	    client-certificate: client.crt
+	    client-key: client.key
+	contexts:
+	- name: test
+	  context:
+	    cluster: test
+	    user: system:node:test
+	current-context: test
+	KUBECONFIG
+	chmod 600 "$dir/kubeconfig" "$dir/kubeconfig-cert"
+}
+
+# t_kubeapi_stop: stop the server t_kubeapi_start started last.
+t_kubeapi_stop() {
+	[ -n "${KUBEAPI_PID:-}" ] || return 0
+	kill "$KUBEAPI_PID" 2>/dev/null
+	wait "$KUBEAPI_PID" 2>/dev/null
+	KUBEAPI_PID=
+	return 0
+}
