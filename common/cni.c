@@ -202,6 +202,24 @@ bool cni_valid_network_name(const char *name)
 	return valid_id(name, 200);
 }
 
+bool cni_valid_abs_path(const char *path)
+{
+	const char *c = path;
+	size_t n;
+
+	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
+		return false;
+	while (*c) {
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+	}
+	return true;
+}
+
 bool cni_valid_ifname(const char *name)
 {
 	size_t n;

@@ -127,6 +127,11 @@ bool cni_valid_container_id(const char *id);
 bool cni_valid_ifname(const char *name);
 /* Same pattern as a container ID: it names a directory. */
 bool cni_valid_network_name(const char *name);
+/*
+ * Absolute, shorter than PATH_MAX, no "." or ".." component: a path from a
+ * config is opened as root, so it must say plainly where it goes.
+ */
+bool cni_valid_abs_path(const char *path);
 
 /* ---- results ---- */
 

@@ -888,25 +888,6 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 	return 0;
 }
 
-/* An absolute path without "." or ".." components, shorter than PATH_MAX. */
-static bool valid_abs_path(const char *p)
-{
-	const char *c = p;
-	size_t n;
-
-	if (p[0] != '/' || strlen(p) >= PATH_MAX)
-		return false;
-	while (*c) {
-		while (*c == '/')
-			c++;
-		n = strcspn(c, "/");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		c += n;
-	}
-	return true;
-}
-
 static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_error *err)
 {
 	const char *s = NULL;
@@ -915,7 +896,7 @@ static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_
 		return -EINVAL;
 	if (!s)
 		return 0;
-	if (!valid_abs_path(s))
+	if (!cni_valid_abs_path(s))
 		return invalid(err,
 			       "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       key, s);

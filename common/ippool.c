@@ -88,25 +88,6 @@ static int invalid(struct cni_error *err, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Absolute, no "." or ".." component: the kubeconfig is read as root. */
-static bool valid_abs_path(const char *p)
-{
-	const char *c = p;
-	size_t n;
-
-	if (p[0] != '/' || strlen(p) >= PATH_MAX)
-		return false;
-	while (*c) {
-		while (*c == '/')
-			c++;
-		n = strcspn(c, "/");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		c += n;
-	}
-	return true;
-}
-
 static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc,
 		     struct cni_error *err)
 {
@@ -134,7 +115,7 @@ static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc
 			       where, ns, IPPOOL_NAMESPACE_MAX);
 	snprintf(pc->ns, sizeof(pc->ns), "%s", ns ? ns : IPPOOL_DEFAULT_NAMESPACE);
 	pc->kind = kind < 0 ? IPPOOL_KIND_IPPOOL : (enum ippool_kind)kind;
-	if (kc && !valid_abs_path(kc))
+	if (kc && !cni_valid_abs_path(kc))
 		return invalid(err,
 			       "%s.kubeconfig: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       where, kc);

@@ -26,28 +26,12 @@ static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 /* In the order of enum sriov_rdma_mode. */
 static const char *const rdma_modes[] = { "auto", "exclusive", "off", NULL };
 
-bool sriov_path_is_safe(const char *p)
-{
-	const char *c;
-
-	if (p[0] != '/')
-		return false;
-	for (c = p; (c = strstr(c, "..")) != NULL; c += 2) {
-		bool starts = c[-1] == '/';
-		bool ends = c[2] == '/' || c[2] == '\0';
-
-		if (starts && ends)
-			return false;
-	}
-	return true;
-}
-
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err)
 {
 	*dir = SRIOV_DEFAULT_STATE_DIR;
 	if (conf_string(req->conf, "", "stateDir", dir, false, err))
 		return -EINVAL;
-	if (!sriov_path_is_safe(*dir)) {
+	if (!cni_valid_abs_path(*dir)) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "stateDir: \"%s\" must be an absolute path without \"..\"", *dir);
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
@@ -75,7 +59,7 @@ int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 		log_set_level(lvl);
 	}
 	if (file && file[0]) {
-		if (!sriov_path_is_safe(file)) {
+		if (!cni_valid_abs_path(file)) {
 			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
 			return -EINVAL;
@@ -282,7 +266,7 @@ static int env_path(const char *var, const char *fallback, const char **out,
 	const char *v = getenv(var);
 
 	*out = v && v[0] ? v : fallback;
-	if (*out && !sriov_path_is_safe(*out)) {
+	if (*out && !cni_valid_abs_path(*out)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV,
 			   "%s: \"%s\" must be an absolute path without \"..\"", var, *out);
 		return -EINVAL;

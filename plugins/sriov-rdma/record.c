@@ -276,7 +276,7 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 
 int sriov_devinfo_validate(const char *path, struct cni_error *err)
 {
-	if (!sriov_path_is_safe(path) || path[strlen(path) - 1] == '/') {
+	if (!cni_valid_abs_path(path) || path[strlen(path) - 1] == '/') {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
 			   "without \"..\"", path);

@@ -92,8 +92,6 @@ struct sriov_record {
 };
 
 /* netconf.c */
-/* Absolute and never climbing out with "..": every path the plugin opens. */
-bool sriov_path_is_safe(const char *path);
 int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */

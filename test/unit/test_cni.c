@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,26 @@ static void test_valid_network_name(void)
 	CHECK(!cni_valid_network_name("-net"));
 	CHECK(!cni_valid_network_name("my net"));
 	CHECK(!cni_valid_network_name(""));
+}
+
+static void test_valid_abs_path(void)
+{
+	char long_path[PATH_MAX + 1];
+
+	CHECK(cni_valid_abs_path("/var/lib/cni/sriov-rdma"));
+	CHECK(cni_valid_abs_path("/var//lib/cni..d/.hidden/"));
+	CHECK(!cni_valid_abs_path("var/lib"));
+	CHECK(!cni_valid_abs_path("/var/lib/../../etc"));
+	CHECK(!cni_valid_abs_path("/var/.."));
+	CHECK(!cni_valid_abs_path("/var/./lib"));
+	CHECK(!cni_valid_abs_path(""));
+	CHECK(!cni_valid_abs_path(NULL));
+	memset(long_path, 'a', sizeof(long_path));
+	long_path[0] = '/';
+	long_path[PATH_MAX] = '\0';
+	CHECK(!cni_valid_abs_path(long_path));
+	long_path[PATH_MAX - 1] = '\0';
+	CHECK(cni_valid_abs_path(long_path));
 }
 
 static void set_env(const char *cmd, const char *cid, const char *netns, const char *ifname,
@@ -789,6 +810,7 @@ int main(void)
 	RUN(test_valid_container_id);
 	RUN(test_valid_ifname);
 	RUN(test_valid_network_name);
+	RUN(test_valid_abs_path);
 	RUN(test_env_required_per_verb);
 	RUN(test_env_validates_formats);
 	RUN(test_env_args);
