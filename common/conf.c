@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -11,7 +12,17 @@
 #define FIELD_FMT "%s%s%s"
 #define FIELD(where, key) (where) && *(where) ? (where) : "", (where) && *(where) ? "." : "", (key)
 
-#define conf_err(err, ...) (cni_errorf((err), CNI_ERR_INVALID_CONFIG, __VA_ARGS__), -EINVAL)
+int conf_invalid(struct cni_error *err, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", msg);
+	return -EINVAL;
+}
 
 /*
  * Members are looked up ignoring case, as Go's encoding/json does for the
@@ -48,11 +59,11 @@ int conf_string(const cJSON *obj, const char *where, const char *key, const char
 
 	if (!v) {
 		if (required)
-			return conf_err(err, FIELD_FMT ": is required", FIELD(where, key));
+			return conf_invalid(err, FIELD_FMT ": is required", FIELD(where, key));
 		return 0;
 	}
 	if (!cJSON_IsString(v))
-		return conf_err(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v->valuestring;
 	return 0;
@@ -69,17 +80,17 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 	if (!v)
 		return 0;
 	if (cJSON_IsString(v))
-		return conf_err(err, FIELD_FMT ": must be a number, not a string (got \"%s\")",
+		return conf_invalid(err, FIELD_FMT ": must be a number, not a string (got \"%s\")",
 				FIELD(where, key), v->valuestring);
 	if (!cJSON_IsNumber(v))
-		return conf_err(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, key),
 				type_name(v));
 	d = v->valuedouble;
 	/* Beyond 2^53 a double no longer holds every integer: nothing sane lives there. */
 	if (d > 9007199254740992.0 || d < -9007199254740992.0 || d != (double)(long long)d)
-		return conf_err(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, key), d);
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, key), d);
 	if ((long long)d < min || (long long)d > max)
-		return conf_err(err, FIELD_FMT ": %lld is out of range (%lld-%lld)",
+		return conf_invalid(err, FIELD_FMT ": %lld is out of range (%lld-%lld)",
 				FIELD(where, key), (long long)d, min, max);
 	*out = (long long)d;
 	if (present)
@@ -97,7 +108,7 @@ int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, b
 	if (!v)
 		return 0;
 	if (!cJSON_IsBool(v))
-		return conf_err(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = cJSON_IsTrue(v);
 	if (present)
@@ -125,9 +136,9 @@ int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
 		return 0;
 	}
 	if (cJSON_IsString(v))
-		return conf_err(err, FIELD_FMT ": must be \"on\" or \"off\" (got \"%s\")",
+		return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got \"%s\")",
 				FIELD(where, key), v->valuestring);
-	return conf_err(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, key),
+	return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, key),
 			type_name(v));
 }
 
@@ -152,9 +163,9 @@ int conf_enum(const cJSON *obj, const char *where, const char *key, const char *
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
 				      choices[i]);
 	if (cJSON_IsString(v))
-		return conf_err(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, key),
 				list, v->valuestring);
-	return conf_err(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, key), list,
+	return conf_invalid(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, key), list,
 			type_name(v));
 }
 
@@ -167,7 +178,7 @@ int conf_object(const cJSON *obj, const char *where, const char *key, const cJSO
 	if (!v)
 		return 0;
 	if (!cJSON_IsObject(v))
-		return conf_err(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v;
 	return 0;
@@ -182,7 +193,7 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 	if (!v)
 		return 0;
 	if (!cJSON_IsArray(v))
-		return conf_err(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v;
 	return 0;
@@ -252,7 +263,7 @@ int conf_check_keys(const cJSON *obj, const char *where, const char *const known
 			}
 		}
 		if (best)
-			return conf_err(err, FIELD_FMT ": unknown key; did you mean \"%s\"?",
+			return conf_invalid(err, FIELD_FMT ": unknown key; did you mean \"%s\"?",
 					FIELD(where, e->string), best);
 	}
 	return 0;

@@ -44,6 +44,9 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 int conf_check_keys(const cJSON *obj, const char *where, const char *const known[],
 		    struct cni_error *err);
 
+/* A code-7 error for checks the getters cannot make; returns -EINVAL. */
+int conf_invalid(struct cni_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Levenshtein distance, case-insensitive, capped at cap+1. */
 int conf_edit_distance(const char *a, const char *b, int cap);
 

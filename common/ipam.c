@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,21 +152,6 @@ bool ipam_prefix_overlap(const struct ipam_prefix *a, const struct ipam_prefix *
 
 /* ---- the config ---- */
 
-/* A code-7 error naming the field; returns -EINVAL. */
-static int invalid(struct cni_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int invalid(struct cni_error *err, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", msg);
-	return -EINVAL;
-}
-
 #define NODE_NAME_RULE \
 	"want lowercase letters, digits, '-' and '.', a letter or digit at both ends, at most 253 bytes"
 #define SPAN_FORMS "an address, a CIDR or a range (e.g. \"10.1.0.7\", \"10.1.0.64/26\" or \"10.1.0.10-10.1.0.20\")"
@@ -239,7 +223,7 @@ static int resolve_node_name(const cJSON *ipam, struct ipam_conf *c, struct pars
 	if (s) {
 		c->node_name_from = "ipam.nodeName";
 		if (!ipam_valid_node_name(s))
-			return invalid(err, "ipam.nodeName: \"%s\" is not a Kubernetes node name (%s)",
+			return conf_invalid(err, "ipam.nodeName: \"%s\" is not a Kubernetes node name (%s)",
 				       s, NODE_NAME_RULE);
 		snprintf(c->node_name, sizeof(c->node_name), "%s", s);
 		return 0;
@@ -278,7 +262,7 @@ static int need_node_name(const struct ipam_conf *c, const struct parse_ctx *x, 
 {
 	if (c->node_name[0])
 		return 0;
-	return invalid(err,
+	return conf_invalid(err,
 		       "%s: cannot tell which node this is: %s%s \"%s\" is not a Kubernetes node name (%s); set NODE_NAME (from spec.nodeName) or ipam.nodeName",
 		       field, from_env(c->node_name_from) ? "$" : "",
 		       c->node_name_from, x->bad_node, NODE_NAME_RULE);
@@ -346,12 +330,12 @@ static int parse_exclude_list(const cJSON *obj, const char *where, struct ipam_c
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > IPAM_MAX_EXCLUDE)
-		return invalid(err, "%s.exclude: more than %d entries", where, IPAM_MAX_EXCLUDE);
+		return conf_invalid(err, "%s.exclude: more than %d entries", where, IPAM_MAX_EXCLUDE);
 	cJSON_ArrayForEach(it, arr) {
 		if (parse_span(cJSON_GetStringValue(it), &sp) < 0)
-			return invalid(err, "%s.exclude[%d]: want %s", where, i, SPAN_FORMS);
+			return conf_invalid(err, "%s.exclude[%d]: want %s", where, i, SPAN_FORMS);
 		if (c && ipam_conf_exclude(c, &sp.start, &sp.end) < 0)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s.exclude: more than %d exclusions together with ipam.exclude; merge them into CIDRs or ranges",
 				       where, IPAM_MAX_EXCLUDE);
 		i++;
@@ -370,7 +354,7 @@ static int parse_addr_field(const cJSON *obj, const char *where, const char *key
 	if (!s)
 		return 0;
 	if (ipam_addr_parse(s, a) < 0)
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.%s: not an IP address (got \"%s\")", where, key, s);
 	*present = true;
 	return 0;
@@ -386,19 +370,19 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	int bits;
 
 	if (!cJSON_IsObject(obj))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s: not an object (want {\"subnet\": \"10.1.0.0/24\", ...})",
 			       where);
 	if (conf_check_keys(obj, where, range_keys, err) < 0 ||
 	    conf_string(obj, where, "subnet", &subnet, true, err) < 0)
 		return -EINVAL;
 	if (ipam_prefix_parse(subnet, &r->subnet) < 0)
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.subnet: not a CIDR (got \"%s\", want e.g. \"10.1.0.0/24\")",
 			       where, subnet);
 	bits = ipam_family_bits(r->subnet.addr.family);
 	if (r->subnet.len >= bits - 1)
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.subnet: %s is too small to hand out addresses (want /%d or larger)",
 			       where, subnet, bits - 2);
 	last = ipam_prefix_last(&r->subnet);
@@ -408,7 +392,7 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	if (parse_addr_field(obj, where, "rangeStart", &r->start, &has, err) < 0)
 		return -EINVAL;
 	if (has && !ipam_prefix_contains(&r->subnet, &r->start))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.rangeStart: %s is outside subnet %s", where,
 			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeStart")),
 			       subnet);
@@ -419,7 +403,7 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	if (parse_addr_field(obj, where, "rangeEnd", &r->end, &has, err) < 0)
 		return -EINVAL;
 	if (has && !ipam_prefix_contains(&r->subnet, &r->end))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.rangeEnd: %s is outside subnet %s", where,
 			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeEnd")),
 			       subnet);
@@ -427,7 +411,7 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	if (ipam_addr_cmp(&r->start, &r->end) > 0) {
 		ipam_addr_format(&r->start, a, sizeof(a));
 		ipam_addr_format(&r->end, b, sizeof(b));
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.rangeStart: %s is after rangeEnd %s", where, a, b);
 	}
 
@@ -435,7 +419,7 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 		return -EINVAL;
 	if (r->has_gw && !ipam_prefix_contains(&r->subnet, &r->gw)) {
 		ipam_addr_format(&r->gw, a, sizeof(a));
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.gateway: %s is outside subnet %s (give the router's address in that subnet)",
 			       where, a, subnet);
 	}
@@ -464,7 +448,7 @@ static int parse_block(const cJSON *v, const char *where, const struct ipam_rang
 
 	if (cJSON_IsString(v)) {
 		if (ipam_prefix_parse(v->valuestring, &p) < 0)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: not a CIDR (got \"%s\"; want e.g. \"10.1.2.0/24\", or {\"rangeStart\": ..., \"rangeEnd\": ...})",
 				       where, v->valuestring);
 		b->start = p.addr;
@@ -475,15 +459,15 @@ static int parse_block(const cJSON *v, const char *where, const struct ipam_rang
 		    conf_string(v, where, "rangeEnd", &e, true, err) < 0)
 			return -EINVAL;
 		if (ipam_addr_parse(s, &b->start) < 0)
-			return invalid(err, "%s.rangeStart: not an IP address (got \"%s\")", where, s);
+			return conf_invalid(err, "%s.rangeStart: not an IP address (got \"%s\")", where, s);
 		if (ipam_addr_parse(e, &b->end) < 0)
-			return invalid(err, "%s.rangeEnd: not an IP address (got \"%s\")", where, e);
+			return conf_invalid(err, "%s.rangeEnd: not an IP address (got \"%s\")", where, e);
 		if (b->start.family != b->end.family || ipam_addr_cmp(&b->start, &b->end) > 0)
-			return invalid(err, "%s.rangeStart: %s is after rangeEnd %s", where, s, e);
+			return conf_invalid(err, "%s.rangeStart: %s is after rangeEnd %s", where, s, e);
 		if (parse_exclude_list(v, where, c, err) < 0)
 			return -EINVAL;
 	} else {
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s: want a CIDR (\"10.1.2.0/24\") or {\"rangeStart\": ..., \"rangeEnd\": ...}",
 			       where);
 	}
@@ -494,7 +478,7 @@ static int parse_block(const cJSON *v, const char *where, const struct ipam_rang
 	ipam_addr_format(&b->end, a2, sizeof(a2));
 	ipam_addr_format(&r->start, r1, sizeof(r1));
 	ipam_addr_format(&r->end, r2, sizeof(r2));
-	return invalid(err,
+	return conf_invalid(err,
 		       "%s: block %s-%s is outside the range %s-%s (a node's block must lie inside rangeStart..rangeEnd%s)",
 		       where, a1, a2, r1, r2,
 		       r->start.family == AF_INET ?
@@ -515,19 +499,19 @@ static int parse_nodes(const cJSON *obj, const char *where, const struct ipam_ra
 	if (!nodes)
 		return 0;
 	if (!cJSON_IsObject(nodes) || !nodes->child)
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.nodes: want an object {\"<node name>\": \"10.1.2.0/24\" or {\"rangeStart\": ..., \"rangeEnd\": ...}, ...}",
 			       where);
 	cJSON_ArrayForEach(e, nodes) {
 		if (!ipam_valid_node_name(e->string))
-			return invalid(err, "%s.nodes: \"%s\" is not a Kubernetes node name (%s)",
+			return conf_invalid(err, "%s.nodes: \"%s\" is not a Kubernetes node name (%s)",
 				       where, e->string, NODE_NAME_RULE);
 		snprintf(w, sizeof(w), "%s.nodes.%s", where, e->string);
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			grown = realloc(*blocks, *cap * sizeof(**blocks));
 			if (!grown)
-				return invalid(err, "%s.nodes: out of memory", where);
+				return conf_invalid(err, "%s.nodes: out of memory", where);
 			*blocks = grown;
 		}
 		if (parse_block(e, w, r, &(*blocks)[*n].span, NULL, err) < 0)
@@ -567,7 +551,7 @@ static int check_blocks(struct block *b, size_t n, const struct parse_ctx *x, in
 	qsort(b, n, sizeof(*b), block_by_name);
 	for (i = 1; i < n; i++)
 		if (b[i].range == b[i - 1].range && !strcmp(b[i].node, b[i - 1].node))
-			return invalid(err, "%s.nodes: \"%s\" is listed twice",
+			return conf_invalid(err, "%s.nodes: \"%s\" is listed twice",
 				       x->where[s][b[i].range], b[i].node);
 	qsort(b, n, sizeof(*b), block_by_start);
 	for (i = 1; i < n; i++) {
@@ -578,10 +562,10 @@ static int check_blocks(struct block *b, size_t n, const struct parse_ctx *x, in
 		ipam_addr_format(&b[i].span.start, b1, sizeof(b1));
 		ipam_addr_format(&b[i].span.end, b2, sizeof(b2));
 		if (!strcmp(b[i].node, b[i - 1].node))
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: the blocks %s-%s and %s-%s of node \"%s\" overlap",
 				       x->names[s], a1, a2, b1, b2, b[i].node);
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s: the blocks of nodes \"%s\" (%s-%s) and \"%s\" (%s-%s) overlap; two nodes would hand out the same addresses",
 			       x->names[s], b[i - 1].node, a1, a2, b[i].node, b1, b2);
 	}
@@ -614,7 +598,7 @@ static int parse_set_nodes(const cJSON *const objs[], struct ipam_conf *c, struc
 	}
 	x->has_nodes[s] = with >= 0;
 	if (with >= 0 && without >= 0) {
-		ret = invalid(err,
+		ret = conf_invalid(err,
 			      "%s: has no \"nodes\" while %s has them; in one range set, give every range per-node blocks or none",
 			      x->where[s][without], x->where[s][with]);
 		goto out;
@@ -637,18 +621,18 @@ static int parse_set(const cJSON *arr, struct ipam_conf *c, struct parse_ctx *x,
 
 	memcpy(where, x->names[s], sizeof(where));
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s: want a non-empty list of ranges ([{\"subnet\": ...}])",
 			       where);
 	if (cJSON_GetArraySize(arr) > IPAM_MAX_RANGES)
-		return invalid(err, "%s: more than %d ranges", where,
+		return conf_invalid(err, "%s: more than %d ranges", where,
 			       IPAM_MAX_RANGES);
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(x->where[s][i], sizeof(x->where[s][i]), "%s[%d]", where, i);
 		if (parse_range(it, x->where[s][i], &set->r[i], err) < 0)
 			return -EINVAL;
 		if (i > 0 && set->r[i].subnet.addr.family != set->r[0].subnet.addr.family)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: mixes IPv4 and IPv6 in one range set (put each family in its own set)",
 				       x->where[s][i]);
 		objs[i++] = it;
@@ -688,7 +672,7 @@ static int narrow_to_node(struct ipam_conf *c, struct parse_ctx *x, int s, struc
 	if (n == 0) {
 		const char *from = c->node_name_from;
 
-		invalid(err,
+		conf_invalid(err,
 			       "%s: node \"%s\" (the name from %s%s) has no block in \"nodes\"; add one, e.g. \"%s\": \"<CIDR inside the range>\", %s",
 			       x->names[s], c->node_name, from_env(from) ? "$" : "", from,
 			       c->node_name,
@@ -717,7 +701,7 @@ static int parse_routes(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > CNI_MAX_ROUTES)
-		return invalid(err, "ipam.routes: more than %d routes",
+		return conf_invalid(err, "ipam.routes: more than %d routes",
 			       CNI_MAX_ROUTES);
 	cJSON_ArrayForEach(it, arr) {
 		struct cni_route *rt = &c->routes[i];
@@ -725,20 +709,20 @@ static int parse_routes(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 		snprintf(w, sizeof(w), "ipam.routes[%d]", i);
 		dst = gws = NULL;
 		if (!cJSON_IsObject(it))
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: want {\"dst\": \"0.0.0.0/0\", \"gw\": ...}", w);
 		if (conf_check_keys(it, w, route_keys, err) < 0 ||
 		    conf_string(it, w, "dst", &dst, true, err) < 0 ||
 		    conf_string(it, w, "gw", &gws, false, err) < 0)
 			return -EINVAL;
 		if (ipam_prefix_parse(dst, &p) < 0 || strlen(dst) >= sizeof(rt->dst))
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s.dst: not a CIDR (got \"%s\")", w, dst);
 		if (gws && ipam_addr_parse(gws, &gw) < 0)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s.gw: not an IP address (got \"%s\")", w, gws);
 		if (gws && gw.family != p.addr.family)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s.gw: %s is not of the family of dst %s", w, gws, dst);
 		cni_route_init(rt);
 		snprintf(rt->dst, sizeof(rt->dst), "%s", dst);
@@ -773,14 +757,14 @@ static int parse_sets(const cJSON *ipam, struct ipam_conf *c, struct parse_ctx *
 	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "rangeStart") ||
 		   cJSON_GetObjectItemCaseSensitive(ipam, "rangeEnd") ||
 		   cJSON_GetObjectItemCaseSensitive(ipam, "gateway")) {
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)");
 	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "nodes")) {
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.subnet: missing (nodes needs it; or give \"nodes\" to each range of \"ranges\")");
 	}
 	if (ranges && cJSON_GetArraySize(ranges) + i > IPAM_MAX_SETS)
-		return invalid(err, "ipam.ranges: more than %d range sets",
+		return conf_invalid(err, "ipam.ranges: more than %d range sets",
 			       IPAM_MAX_SETS);
 	if (ranges)
 		cJSON_ArrayForEach(it, ranges) {
@@ -791,7 +775,7 @@ static int parse_sets(const cJSON *ipam, struct ipam_conf *c, struct parse_ctx *
 			i++;
 		}
 	if (i == 0)
-		return invalid(err,
+		return conf_invalid(err,
 			    "ipam.ranges: no range to allocate from; add \"ranges\": [[{\"subnet\": \"10.1.0.0/24\"}]] or \"subnet\"");
 	c->n_sets = i;
 	return 0;
@@ -807,7 +791,7 @@ static int parse_ippool(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 		return 0;
 	for (i = 0; ippool_excludes[i]; i++)
 		if (cJSON_GetObjectItemCaseSensitive(ipam, ippool_excludes[i]))
-			return invalid(err,
+			return conf_invalid(err,
 				       "ipam.ippool: cannot be combined with ipam.%s (the node's block comes from the pool; remove ipam.%s)",
 				       ippool_excludes[i], ippool_excludes[i]);
 	if (cJSON_IsObject(pool)) {
@@ -819,7 +803,7 @@ static int parse_ippool(const cJSON *ipam, struct ipam_conf *c, struct cni_error
 				n = 0;
 	}
 	if (n < 1 || n > 2)
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.ippool: want an object {\"name\": ...} or a list of one or two of them (an IPv4 and an IPv6 pool)");
 	c->cluster = true;
 	c->n_sets = n;
@@ -838,12 +822,12 @@ static int parse_strings(const cJSON *obj, const char *where, const char *key, i
 	if (!arr)
 		return 0;
 	if (cJSON_GetArraySize(arr) > max)
-		return invalid(err, "%s.%s: more than %d entries",
+		return conf_invalid(err, "%s.%s: more than %d entries",
 			       where, key, max);
 	cJSON_ArrayForEach(it, arr) {
 		s = cJSON_GetStringValue(it);
 		if (!s || !*s || strlen(s) >= width)
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s.%s[%d]: want a non-empty string shorter than %zu bytes",
 				       where, key, i, width);
 		memcpy(out + (size_t)i * width, s, strlen(s) + 1);
@@ -865,7 +849,7 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 	if (!obj)
 		return 0;
 	if (!cJSON_IsObject(obj))
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.dns: want an object {\"nameservers\": [...]}");
 	if (conf_check_keys(obj, "ipam.dns", dns_keys, err) < 0 ||
 	    parse_strings(obj, "ipam.dns", "nameservers", CNI_MAX_DNS, sizeof(dns->nameservers[0]),
@@ -878,11 +862,11 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 		return -EINVAL;
 	for (i = 0; i < dns->n_nameservers; i++)
 		if (ipam_addr_parse(dns->nameservers[i], &a) < 0)
-			return invalid(err,
+			return conf_invalid(err,
 				       "ipam.dns.nameservers[%d]: not an IP address (got \"%s\")",
 				       i, dns->nameservers[i]);
 	if (domain && strlen(domain) >= sizeof(dns->domain))
-		return invalid(err, "ipam.dns.domain: too long");
+		return conf_invalid(err, "ipam.dns.domain: too long");
 	if (domain)
 		snprintf(dns->domain, sizeof(dns->domain), "%s", domain);
 	return 0;
@@ -897,7 +881,7 @@ static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_
 	if (!s)
 		return 0;
 	if (!cni_valid_abs_path(s))
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       key, s);
 	snprintf(out, PATH_MAX, "%s", s);
@@ -956,7 +940,7 @@ static int finish_range(struct ipam_conf *c, const char *const *names, int s, in
 	range_name(c, names, s, i, name, sizeof(name));
 	if ((fam != AF_INET && fam != AF_INET6) || r->subnet.len < 0 ||
 	    r->subnet.len > ipam_family_bits(fam))
-		return invalid(err, "%s: the subnet is not an IPv4 or IPv6 prefix", name);
+		return conf_invalid(err, "%s: the subnet is not an IPv4 or IPv6 prefix", name);
 	r->subnet.addr.v &= ~host_mask(fam, r->subnet.len);
 	last = ipam_prefix_last(&r->subnet);
 	if (r->start.family == 0) {
@@ -973,20 +957,20 @@ static int finish_range(struct ipam_conf *c, const char *const *names, int s, in
 	if (!ipam_prefix_contains(&r->subnet, &r->start) || !ipam_prefix_contains(&r->subnet, &r->end)) {
 		ipam_addr_format(ipam_prefix_contains(&r->subnet, &r->start) ? &r->end : &r->start,
 				 a, sizeof(a));
-		return invalid(err, "%s: %s is outside subnet %s/%d", name, a, b, r->subnet.len);
+		return conf_invalid(err, "%s: %s is outside subnet %s/%d", name, a, b, r->subnet.len);
 	}
 	if (ipam_addr_cmp(&r->start, &r->end) > 0) {
 		ipam_addr_format(&r->start, a, sizeof(a));
 		ipam_addr_format(&r->end, b, sizeof(b));
-		return invalid(err, "%s: the range starts at %s, after its end %s", name, a, b);
+		return conf_invalid(err, "%s: the range starts at %s, after its end %s", name, a, b);
 	}
 	if (r->has_gw && !ipam_prefix_contains(&r->subnet, &r->gw)) {
 		ipam_addr_format(&r->gw, a, sizeof(a));
-		return invalid(err, "%s: gateway %s is outside subnet %s/%d", name, a, b,
+		return conf_invalid(err, "%s: gateway %s is outside subnet %s/%d", name, a, b,
 			       r->subnet.len);
 	}
 	if (i > 0 && fam != c->sets[s].r[0].subnet.addr.family)
-		return invalid(err, "%s: mixes IPv4 and IPv6 in one range set", name);
+		return conf_invalid(err, "%s: mixes IPv4 and IPv6 in one range set", name);
 	return 0;
 }
 
@@ -1012,7 +996,7 @@ static int check_overlaps(const struct ipam_conf *c, const char *const *names,
 					ipam_addr_format(&y->end, b, sizeof(b));
 					range_name(c, names, s1, i1, n1, sizeof(n1));
 					range_name(c, names, s2, i2, n2, sizeof(n2));
-					return invalid(err,
+					return conf_invalid(err,
 						       "%s: range %s-%s overlaps %s; every address must belong to one range",
 						       n2, a, b, n1);
 				}
@@ -1025,11 +1009,11 @@ static int finish(struct ipam_conf *c, const char *const *names, struct cni_erro
 	int s, i;
 
 	if (c->n_sets < 1 || c->n_sets > IPAM_MAX_SETS)
-		return invalid(err, "ipam: no range set to allocate from");
+		return conf_invalid(err, "ipam: no range set to allocate from");
 	for (s = 0; s < c->n_sets; s++) {
 		if (c->sets[s].n < 1 || c->sets[s].n > IPAM_MAX_RANGES) {
 			set_name(c, names, s, name, sizeof(name));
-			return invalid(err, "%s: no range to allocate from", name);
+			return conf_invalid(err, "%s: no range to allocate from", name);
 		}
 		for (i = 0; i < c->sets[s].n; i++)
 			if (finish_range(c, names, s, i, err) < 0)
@@ -1040,7 +1024,7 @@ static int finish(struct ipam_conf *c, const char *const *names, struct cni_erro
 	for (s = 0; s < c->n_sets; s++)
 		if (ipam_capacity(c, s) == 0) {
 			set_name(c, names, s, name, sizeof(name));
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: no usable address (the range holds only gateways, network/broadcast or excluded addresses)",
 				       name);
 		}
@@ -1069,7 +1053,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 	memset(&x, 0, sizeof(x));
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
 	if (!cJSON_IsObject(ipam))
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam: missing or not an object (want {\"type\": \"pool-ipam\", \"ranges\": ...})");
 	if (conf_check_keys(ipam, "ipam", ipam_keys, err) < 0 ||
 	    resolve_node_name(ipam, c, &x, err) < 0 ||
@@ -1085,7 +1069,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 		return -EINVAL;
 	c->cooldown = cooldown;
 	if (s && strlen(s) >= sizeof(c->log_level))
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.logLevel: want panic, error, warning, info or debug");
 	if (s)
 		snprintf(c->log_level, sizeof(c->log_level), "%s", s);
@@ -1109,7 +1093,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 	for (i = 0; i < c->n_sets; i++)
 		if (x.has_nodes[i] && ipam_capacity(c, i) == 0) {
 			set_name(c, names, i, name, sizeof(name));
-			return invalid(err,
+			return conf_invalid(err,
 				       "%s: no usable address in the block of node \"%s\" (it holds only gateways, network/broadcast or excluded addresses)",
 				       name, c->node_name);
 		}

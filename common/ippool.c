@@ -75,19 +75,6 @@ static const char *const pool_keys[] = {
 	"name", "namespace", "kind", "kubeconfig", "cacheMaxAge", "apiTimeout", NULL,
 };
 
-static int invalid(struct cni_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int invalid(struct cni_error *err, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", msg);
-	return -EINVAL;
-}
-
 static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc,
 		     struct cni_error *err)
 {
@@ -97,7 +84,7 @@ static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc
 	int kind = -1;
 
 	if (!cJSON_IsObject(obj))
-		return invalid(err, "%s: want an object {\"name\": \"<IPPool name>\", ...}", where);
+		return conf_invalid(err, "%s: want an object {\"name\": \"<IPPool name>\", ...}", where);
 	if (conf_check_keys(obj, where, pool_keys, err) < 0 ||
 	    conf_string(obj, where, "name", &name, true, err) < 0 ||
 	    conf_string(obj, where, "namespace", &ns, false, err) < 0 ||
@@ -105,18 +92,18 @@ static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc
 	    conf_string(obj, where, "kubeconfig", &kc, false, err) < 0)
 		return -EINVAL;
 	if (!ippool_valid_name(name))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.name: \"%s\" is not a Kubernetes object name (lowercase letters, digits, '-' and '.', at most %d bytes)",
 			       where, name, IPPOOL_NAME_MAX);
 	snprintf(pc->name, sizeof(pc->name), "%s", name);
 	if (ns && !ippool_valid_namespace(ns))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.namespace: \"%s\" is not a Kubernetes namespace (lowercase letters, digits and '-', at most %d bytes)",
 			       where, ns, IPPOOL_NAMESPACE_MAX);
 	snprintf(pc->ns, sizeof(pc->ns), "%s", ns ? ns : IPPOOL_DEFAULT_NAMESPACE);
 	pc->kind = kind < 0 ? IPPOOL_KIND_IPPOOL : (enum ippool_kind)kind;
 	if (kc && !cni_valid_abs_path(kc))
-		return invalid(err,
+		return conf_invalid(err,
 			       "%s.kubeconfig: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       where, kc);
 	snprintf(pc->kubeconfig, sizeof(pc->kubeconfig), "%s", kc ? kc : IPPOOL_DEFAULT_KUBECONFIG);
@@ -143,7 +130,7 @@ int ippool_conf_parse(const cJSON *ipam, struct ippool_conf pools[IPPOOL_MAX], i
 	*n = 0;
 	memset(pools, 0, sizeof(pools[0]) * IPPOOL_MAX);
 	if (!v)
-		return invalid(err, "ipam.ippool: missing");
+		return conf_invalid(err, "ipam.ippool: missing");
 	if (cJSON_IsObject(v)) {
 		if (parse_one(v, "ipam.ippool", &pools[0], err) < 0)
 			return -EINVAL;
@@ -151,7 +138,7 @@ int ippool_conf_parse(const cJSON *ipam, struct ippool_conf pools[IPPOOL_MAX], i
 		return 0;
 	}
 	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > IPPOOL_MAX)
-		return invalid(err,
+		return conf_invalid(err,
 			       "ipam.ippool: want an object, or a list of one or two (one pool per address family)");
 	cJSON_ArrayForEach(it, v) {
 		snprintf(where, sizeof(where), "ipam.ippool[%d]", i);
@@ -160,7 +147,7 @@ int ippool_conf_parse(const cJSON *ipam, struct ippool_conf pools[IPPOOL_MAX], i
 		for (k = 0; k < i; k++)
 			if (pools[k].kind == pools[i].kind && !strcmp(pools[k].ns, pools[i].ns) &&
 			    !strcmp(pools[k].name, pools[i].name))
-				return invalid(err,
+				return conf_invalid(err,
 					       "%s: %s %s/%s is already ipam.ippool[%d]; give each address family its own pool",
 					       where, ippool_kind_name(pools[i].kind), pools[i].ns,
 					       pools[i].name, k);
