@@ -26,12 +26,25 @@ int sriov_rdma_open(const char *fake_dir, struct rdma_sock **s)
 	return fake_dir ? rdma_sock_open_fake(fake_dir, s) : rdma_sock_open(s);
 }
 
+/* Back to the host namespace: failing that fails the step, whatever it did inside. */
+static int leave(int saved, int ret)
+{
+	int back = netns_leave(saved);
+
+	if (back < 0) {
+		log_error("cannot return to the host network namespace: %s", strerror(-back));
+		if (ret == 0)
+			ret = back;
+	}
+	return ret;
+}
+
 /* Run fn with an RDMA socket opened inside the namespace fd, from inside it. */
 static int in_netns(int fd, const char *fake_dir,
 		    int (*fn)(struct rdma_sock *s, void *arg), void *arg)
 {
 	struct rdma_sock *s;
-	int saved, ret, back;
+	int saved, ret;
 
 	ret = netns_enter(fd, &saved);
 	if (ret < 0)
@@ -41,13 +54,7 @@ static int in_netns(int fd, const char *fake_dir,
 		ret = fn(s, arg);
 		rdma_sock_close(s);
 	}
-	back = netns_leave(saved);
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = back;
-	}
-	return ret;
+	return leave(saved, ret);
 }
 
 /* ---- ADD: decide, before anything changes ---- */
@@ -334,7 +341,7 @@ int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *net
 int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *address,
 			int *gid_index)
 {
-	int saved, ret, back;
+	int saved, ret;
 
 	*gid_index = -1;
 	ret = netns_enter(pod_fd, &saved);
@@ -344,13 +351,7 @@ int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *
 	if (ret == 0 && address)
 		ret = rdma_gid_index_for(rec->rdma_pod_name, 1, address, true, SRIOV_GID_WAIT_MS,
 					 gid_index);
-	back = netns_leave(saved);
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = back;
-	}
-	return ret;
+	return leave(saved, ret);
 }
 
 /* ---- STATUS ---- */
