@@ -17,14 +17,11 @@ API=/apis/nv-ipam.nvidia.com/v1alpha1
 NS=nvidia-network-operator
 
 # kget KUBECONFIG PATH [TIMEOUT_MS]: the HTTP status (or "error ENAME") in
-# K_STATUS, the body in K_BODY, stderr in K_ERR, exit code in K_RC and the
-# wall time in milliseconds in K_MS.
+# K_STATUS, the body in K_BODY, stderr in K_ERR and the exit code in K_RC.
 kget() {
-	local out t0
-	t0=$(date +%s%N)
+	local out
 	out=$("$KUBE_GET" "$@" 2>"$T_TMP/kget.err")
 	K_RC=$?
-	K_MS=$((($(date +%s%N) - t0) / 1000000))
 	K_STATUS=${out%%$'\n'*}
 	K_BODY=
 	[ "$K_STATUS" = "$out" ] || K_BODY=${out#*$'\n'}
@@ -102,11 +99,12 @@ t_eq "$(kjq .message)" 'ippools.nv-ipam.nvidia.com "nope" not found' "message"
 t_eq "$(kjq .details.name)" nope "details.name"
 
 t_begin "slow server: -ETIMEDOUT within the timeout, not after the answer"
-echo 3000 > "$OBJ/.delay-ms"
+# The server would answer after two minutes, with the object: a client
+# that waited for it gets a 200, not ETIMEDOUT.
+echo 120000 > "$OBJ/.delay-ms"
 kget "$KC" "$API/namespaces/$NS/ippools/pool1" 500
 rm -f "$OBJ/.delay-ms"
 t_eq "$K_RC:$K_STATUS" "1:error ETIMEDOUT" "exit:result"
-[ "$K_MS" -lt 2000 ] || t_fail "took $K_MS ms with a 500 ms timeout"
 t_contains "$K_ERR" "no answer within 500 ms" "message"
 t_not_contains "$K_ERR" "$KUBEAPI_TOKEN" "message"
 
@@ -118,8 +116,7 @@ case $K_STATUS in
 "error ECONNRESET" | "error EPROTO") ;;
 *) t_fail "got '$K_STATUS' ($K_ERR), want error ECONNRESET or EPROTO" ;;
 esac
-t_eq "$K_RC" 1 "exit"
-[ "$K_MS" -lt 5000 ] || t_fail "took $K_MS ms"
+t_eq "$K_RC" 1 "exit (a hang would have ended in ETIMEDOUT after 10 s)"
 grep -q "ippools/pool1 dropped\$" "$KUBEAPI_DIR/requests.log" || t_fail "the server did not drop it"
 
 t_begin "a CA that did not sign the server: TLS error"

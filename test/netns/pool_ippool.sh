@@ -52,7 +52,6 @@ run() {
 	t_exec pool-ipam "$verb" "$c" CNI_CONTAINERID="$id" CNI_IFNAME=net1 CNI_NETNS="$NS" NODE_NAME=node-a "$@"
 }
 requests() { if [ -f "$API/requests.log" ]; then wc -l < "$API/requests.log"; else echo 0; fi; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 in_block() { # address lo hi (last octets of 10.50.0.x or 10.50.1.x): prints yes/no
 	awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN {
 		split(a, x, "[./]"); v = x[3] * 256 + x[4]
@@ -137,23 +136,17 @@ t_contains "$(t_jq .msg)" "node-a, node-b" "message"
 t_contains "$(t_jq .msg)" "nodeSelector" "message"
 
 t_begin "a slow API server with a cache: ADD returns within the timeout, from the cache"
-# The server answers after 8 s; an ADD that waited for it took at least that,
-# whatever else slows it (valgrind runs it tens of times slower).
-echo 8000 > "$OBJ/.delay-ms"
-T0=$(now_ms)
+# The server would answer after two minutes, with a block: an ADD that
+# waited for it would use that block and warn of nothing.
+echo 120000 > "$OBJ/.delay-ms"
 run ADD "$(conf nstale "$STALE")" s4
-T1=$(now_ms)
 t_eq "$T_RC" 0 "exit code ($T_OUT $T_ERR)"
-[ $((T1 - T0)) -lt 6000 ] || t_fail "ADD took $((T1 - T0)) ms with apiTimeout 1 s: it waited for the server"
 t_contains "$T_ERR" "after 1" "warning says how long it waited"
 t_contains "$T_ERR" "using node node-a's cached block" "warning"
 
 t_begin "a slow API server without a cache: code 11 within the timeout"
-T0=$(now_ms)
 run ADD "$(conf nslow "$POOL1")" w1
-T1=$(now_ms)
-t_eq "$(t_jq .code)" 11 "code ($T_OUT)"
-[ $((T1 - T0)) -lt 6000 ] || t_fail "ADD took $((T1 - T0)) ms with apiTimeout 1 s: it waited for the server"
+t_eq "$(t_jq .code)" 11 "code: it gave up instead of waiting for the answer ($T_OUT)"
 t_contains "$(t_jq .msg)" "no cached block yet" "message"
 rm -f "$OBJ/.delay-ms"
 
