@@ -184,12 +184,80 @@ struct kcfg {
 	size_t errlen;
 };
 
+/* ------------------------------------------------------------------ */
+/* libraries loaded on first use */
+
+/*
+ * dlopen soname and resolve names[] into syms[]. pool-ipam links neither
+ * libcurl nor libyaml: every exec would pay for loading them (~10 ms for
+ * libcurl's 33 objects, ~0.1 ms for libyaml) while most runs read no
+ * kubeconfig. The library stays loaded: unloading OpenSSL mid-process is
+ * not supported.
+ */
+static int load_lib(const char *soname, const char *const names[], size_t n, void *syms[],
+		    char *why, size_t whylen)
+{
+	void *lib;
+	size_t i;
+
+	lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(why, whylen, "%s", dlerror());
+		return -ENOSYS;
+	}
+	for (i = 0; i < n; i++) {
+		syms[i] = dlsym(lib, names[i]);
+		if (!syms[i]) {
+			snprintf(why, whylen, "%s has no %s", soname, names[i]);
+			return -ENOSYS;
+		}
+	}
+	return 0;
+}
+
+static struct {
+	int (*parser_initialize)(yaml_parser_t *parser);
+	void (*parser_set_input_string)(yaml_parser_t *parser, const unsigned char *input,
+					size_t size);
+	int (*parser_load)(yaml_parser_t *parser, yaml_document_t *document);
+	void (*parser_delete)(yaml_parser_t *parser);
+	yaml_node_t *(*document_get_node)(yaml_document_t *document, int index);
+	yaml_node_t *(*document_get_root_node)(yaml_document_t *document);
+	void (*document_delete)(yaml_document_t *document);
+} ym;
+static int ym_state;
+static char ym_error[KUBE_ERRLEN];
+static pthread_once_t ym_once = PTHREAD_ONCE_INIT;
+
+static void ym_load(void)
+{
+	static const char *const names[] = {
+		"yaml_parser_initialize", "yaml_parser_set_input_string", "yaml_parser_load",
+		"yaml_parser_delete", "yaml_document_get_node", "yaml_document_get_root_node",
+		"yaml_document_delete",
+	};
+	void *syms[sizeof(names) / sizeof(names[0])];
+
+	ym_state = load_lib("libyaml-0.so.2", names, sizeof(names) / sizeof(names[0]), syms,
+			    ym_error, sizeof(ym_error));
+	if (ym_state < 0)
+		return;
+	ym.parser_initialize = (int (*)(yaml_parser_t *))syms[0];
+	ym.parser_set_input_string =
+		(void (*)(yaml_parser_t *, const unsigned char *, size_t))syms[1];
+	ym.parser_load = (int (*)(yaml_parser_t *, yaml_document_t *))syms[2];
+	ym.parser_delete = (void (*)(yaml_parser_t *))syms[3];
+	ym.document_get_node = (yaml_node_t *(*)(yaml_document_t *, int))syms[4];
+	ym.document_get_root_node = (yaml_node_t *(*)(yaml_document_t *))syms[5];
+	ym.document_delete = (void (*)(yaml_document_t *))syms[6];
+}
+
 #define KFAIL(k, r, fmt, ...) \
 	fail((k)->err, (k)->errlen, r, "kubeconfig %s: " fmt, (k)->path, ##__VA_ARGS__)
 
 static yaml_node_t *ynode(struct kcfg *k, int id)
 {
-	return yaml_document_get_node(&k->doc, id);
+	return ym.document_get_node(&k->doc, id);
 }
 
 static bool scalar_is(const yaml_node_t *n, const char *s)
@@ -523,20 +591,20 @@ static int load_doc(struct kcfg *k, const char *text, size_t len)
 	yaml_parser_t parser;
 	int r = 0;
 
-	if (!yaml_parser_initialize(&parser))
+	if (!ym.parser_initialize(&parser))
 		return -ENOMEM;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &k->doc)) {
+	ym.parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!ym.parser_load(&parser, &k->doc)) {
 		r = KFAIL(k, -EINVAL, "line %zu column %zu: %s; fix the YAML",
 			  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
 			  parser.problem ? parser.problem : "cannot parse");
-		yaml_parser_delete(&parser);
+		ym.parser_delete(&parser);
 		return r;
 	}
-	yaml_parser_delete(&parser);
-	k->root = yaml_document_get_root_node(&k->doc);
+	ym.parser_delete(&parser);
+	k->root = ym.document_get_root_node(&k->doc);
 	if (!k->root || k->root->type != YAML_MAPPING_NODE) {
-		yaml_document_delete(&k->doc);
+		ym.document_delete(&k->doc);
 		return KFAIL(k, -EINVAL, "not a kubeconfig (want a mapping with clusters, users "
 			     "and contexts)");
 	}
@@ -551,7 +619,7 @@ static void scrub_doc(yaml_document_t *doc)
 	for (n = doc->nodes.start; n < doc->nodes.top; n++)
 		if (n->type == YAML_SCALAR_NODE)
 			explicit_bzero(n->data.scalar.value, n->data.scalar.length);
-	yaml_document_delete(doc);
+	ym.document_delete(doc);
 }
 
 int kube_config_load(const char *path, struct kube_config *kc, char *err, size_t errlen)
@@ -575,6 +643,10 @@ int kube_config_load(const char *path, struct kube_config *kc, char *err, size_t
 		snprintf(k.dir, sizeof(k.dir), "%.*s", slash == path ? 1 : (int)(slash - path),
 			 path);
 
+	pthread_once(&ym_once, ym_load);
+	if (ym_state < 0)
+		return fail(err, errlen, ym_state, "cannot load libyaml (%s): install libyaml-0-2 "
+			    "to read a kubeconfig", ym_error);
 	r = read_file(path, KUBE_MAX_CONFIG, &text, &len);
 	if (r == -EFBIG)
 		return KFAIL(&k, r, "larger than %u bytes; is it a kubeconfig?", KUBE_MAX_CONFIG);
@@ -664,23 +736,11 @@ static void cu_load(void)
 		"curl_slist_append", "curl_slist_free_all",
 	};
 	void *syms[sizeof(names) / sizeof(names[0])];
-	void *lib;
-	size_t i;
 
-	lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(cu_error, sizeof(cu_error), "%s", dlerror());
-		cu_state = -ENOSYS;
+	cu_state = load_lib("libcurl.so.4", names, sizeof(names) / sizeof(names[0]), syms,
+			    cu_error, sizeof(cu_error));
+	if (cu_state < 0)
 		return;
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		syms[i] = dlsym(lib, names[i]);
-		if (!syms[i]) {
-			snprintf(cu_error, sizeof(cu_error), "libcurl.so.4 has no %s", names[i]);
-			cu_state = -ENOSYS;
-			return;
-		}
-	}
 	cu.global_init = (CURLcode (*)(long))syms[0];
 	cu.easy_init = (CURL *(*)(void))syms[1];
 	cu.easy_setopt = (CURLcode (*)(CURL *, CURLoption, ...))syms[2];
@@ -690,7 +750,6 @@ static void cu_load(void)
 	cu.easy_strerror = (const char *(*)(CURLcode))syms[6];
 	cu.slist_append = (struct curl_slist *(*)(struct curl_slist *, const char *))syms[7];
 	cu.slist_free_all = (void (*)(struct curl_slist *))syms[8];
-	/* The library stays loaded: unloading OpenSSL mid-process is not supported. */
 	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(cu_error, sizeof(cu_error), "curl_global_init failed");
 		cu_state = -ENOMEM;

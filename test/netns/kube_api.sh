@@ -154,6 +154,18 @@ if [ -n "$libcurl" ] && unshare -m true 2>/dev/null; then
 	t_contains "$out" "install libcurl4" "message"
 fi
 
+# libyaml likewise, needed from the kubeconfig on.
+libyaml=$(ldconfig -p | awk '/libyaml-0\.so\.2 .*x86-64/ { print $NF; exit }')
+if [ -n "$libyaml" ] && unshare -m true 2>/dev/null; then
+	t_begin "no libyaml at run time: -ENOSYS naming the package"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	out=$(unshare -m --propagation private sh -c \
+		'mount --bind /dev/null "$1" && exec "$2" "$3" "$4"' sh \
+		"$(readlink -f "$libyaml")" "$KUBE_GET" "$KC" "$API/namespaces/$NS/ippools/pool1" 2>&1)
+	t_contains "$out" "error ENOSYS" "result"
+	t_contains "$out" "install libyaml-0-2" "message"
+fi
+
 # valgrind cannot run a sanitizer build.
 if command -v valgrind >/dev/null 2>&1 && ! ldd "$KUBE_GET" | grep -q libasan; then
 	t_begin "valgrind: client certificate GET without errors or leaks"
