@@ -220,6 +220,18 @@ bool cni_valid_abs_path(const char *path)
 	return true;
 }
 
+bool cni_valid_netns_path(const char *path)
+{
+	size_t n;
+
+	if (!cni_valid_abs_path(path))
+		return false;
+	for (n = 0; path[n]; n++)
+		if (iscntrl((unsigned char)path[n]))
+			return false;
+	return n < CNI_NETNS_MAX;
+}
+
 bool cni_valid_ifname(const char *name)
 {
 	size_t n;
@@ -310,6 +322,21 @@ int cni_env_load(struct cni_env *env, struct cni_error *err)
 	}
 	if (!env->netns && (env->command == CNI_CMD_ADD || env->command == CNI_CMD_CHECK))
 		return cni_errorf(err, CNI_ERR_INVALID_ENV, "CNI_NETNS is required for %s", cmd);
+	if (env->netns && !cni_valid_netns_path(env->netns)) {
+		/*
+		 * ADD records the path for DEL: one DEL could not read back
+		 * must never be accepted. DEL itself needs no namespace, so a
+		 * path no ADD accepted is one that is gone.
+		 */
+		if (env->command != CNI_CMD_ADD && env->command != CNI_CMD_CHECK) {
+			env->netns = NULL;
+		} else {
+			return cni_errorf(err, CNI_ERR_INVALID_ENV,
+					  "CNI_NETNS \"%.64s%s\" is invalid: want an absolute path of at most %d bytes, without \".\" or \"..\" components or control characters (e.g. /var/run/netns/cni-1234)",
+					  env->netns, strlen(env->netns) > 64 ? "..." : "",
+					  CNI_NETNS_MAX - 1);
+		}
+	}
 	return env_split_args(env, err);
 }
 
@@ -854,8 +881,15 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 	req->runtime_config = cJSON_IsObject(v) ? v : NULL;
 
 	v = cJSON_GetObjectItemCaseSensitive(req->conf, "prevResult");
-	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v))
-		return cni_errorf(err, CNI_ERR_DECODE, "prevResult: must be an object");
+	if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v)) {
+		/* DEL and GC need nothing from it, and must finish whatever it holds. */
+		if (cmd != CNI_CMD_ADD && cmd != CNI_CMD_CHECK) {
+			log_warn("prevResult is not an object: ignored");
+			v = NULL;
+		} else {
+			return cni_errorf(err, CNI_ERR_DECODE, "prevResult: must be an object");
+		}
+	}
 	req->prev_result = cJSON_IsObject(v) ? v : NULL;
 	return 0;
 }

@@ -123,6 +123,13 @@ const char *cni_env_arg(const struct cni_env *env, const char *key);
 
 /* The spec's pattern ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, at most 200 bytes. */
 bool cni_valid_container_id(const char *id);
+/*
+ * CNI_NETNS: an absolute path (as cni_valid_abs_path) without control
+ * characters and shorter than CNI_NETNS_MAX, so that every record that
+ * holds it can be read back.
+ */
+#define CNI_NETNS_MAX		1024
+bool cni_valid_netns_path(const char *path);
 /* 1..15 bytes, not "." or "..", no '/', ':' or whitespace. */
 bool cni_valid_ifname(const char *name);
 /* Same pattern as a container ID: it names a directory. */

@@ -139,6 +139,15 @@ run_conf DEL "$(conf 0.3.1)" CNI_NETNS=
 eq "$RC" 0 "exit status ($OUT)"
 eq "$OUT" "" "stdout"
 
+begin "DEL with a prevResult that is not an object succeeds (nothing to undo needs it)"
+run_conf DEL '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","prevResult":"junk"}'
+eq "$RC" 0 "exit status ($OUT)"
+eq "$OUT" "" "stdout"
+
+begin "ADD with a prevResult that is not an object is code 6"
+run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","prevResult":"junk"}'
+expect_error 6 "prevResult: must be an object"
+
 begin "CHECK with cniVersion 0.4.0 succeeds"
 run_conf CHECK "$(conf 0.4.0)"
 eq "$RC" 0 "exit status ($OUT)"

@@ -191,6 +191,40 @@ static void test_env_validates_formats(void)
 	CHECK_HAS(err.msg, "CNI_IFNAME");
 }
 
+/* A namespace path ADD could not record for DEL is refused before anything happens. */
+static void test_env_netns_path(void)
+{
+	struct cni_env env;
+	struct cni_error err;
+	char long_ns[CNI_NETNS_MAX + 1];
+
+	memset(long_ns, 'n', sizeof(long_ns) - 1);
+	long_ns[0] = '/';
+	long_ns[CNI_NETNS_MAX] = '\0';
+	set_env("ADD", "c1", long_ns, "net1", NULL);
+	CHECK(load(&err) != 0);
+	CHECK_INT(err.code, CNI_ERR_INVALID_ENV);
+	CHECK_HAS(err.msg, "CNI_NETNS");
+	CHECK_HAS(err.msg, "at most 1023 bytes");
+	long_ns[CNI_NETNS_MAX - 1] = '\0';
+	set_env("ADD", "c1", long_ns, "net1", NULL);
+	CHECK_INT(load(&err), 0);
+	set_env("CHECK", "c1", "var/run/netns/p", "net1", NULL);
+	CHECK(load(&err) != 0);
+	CHECK_INT(err.code, CNI_ERR_INVALID_ENV);
+	set_env("ADD", "c1", "/var/run/netns/p\x01", "net1", NULL);
+	CHECK(load(&err) != 0);
+	set_env("ADD", "c1", "/var/run/netns/../../etc", "net1", NULL);
+	CHECK(load(&err) != 0);
+	/* DEL needs no namespace: an unusable path is taken as one that is gone. */
+	long_ns[CNI_NETNS_MAX - 1] = 'n';
+	set_env("DEL", "c1", long_ns, "net1", NULL);
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(cni_env_load(&env, &err), 0);
+	CHECK(env.netns == NULL);
+	cni_env_free(&env);
+}
+
 static void test_env_args(void)
 {
 	struct cni_error err = { 0 };
@@ -813,6 +847,7 @@ int main(void)
 	RUN(test_valid_abs_path);
 	RUN(test_env_required_per_verb);
 	RUN(test_env_validates_formats);
+	RUN(test_env_netns_path);
 	RUN(test_env_args);
 	RUN(test_encode_pre_1_0);
 	RUN(test_encode_1_0);
