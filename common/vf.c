@@ -16,7 +16,9 @@
  *                     spoofchk=on trust=off link_state=auto min_tx_rate=0
  *                     max_tx_rate=0
  *                     (all on one line; every key is required). Rewritten
- *                     after each successful SET.
+ *                     after each successful SET, under a flock of <pf>.lock
+ *                     and through a rename. Without it the PF's netdev is
+ *                     gone: every request fails with ENODEV, as the kernel's.
  *   <dir>/<pf>.calls  appended, one line per request, e.g.
  *                     "setlink pf=P vf=3 vlan=100 qos=2 proto=802.1Q",
  *                     "setlink pf=P vf=3 mac=02:00:00:00:00:01",
@@ -588,6 +590,9 @@ static const struct vf_transport kernel_transport = {
 
 static int kernel_open(struct vf_pf *pf)
 {
+	/* One ioctl, so that a PF that is gone is told apart from a PF that fails. */
+	if (!if_nametoindex(pf->name))
+		return errno == ENODEV || errno == ENXIO ? -ENODEV : -errno;
 	pf->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!pf->nl)
 		return -errno;
@@ -604,6 +609,9 @@ static int kernel_open(struct vf_pf *pf)
 }
 
 /* ---- the recording fake ---- */
+
+/* A writer holds <pf>.lock for a few file operations: a long wait means a stuck test. */
+#define FAKE_LOCK_TIMEOUT_MS 10000
 
 struct fake_vf {
 	int vf;
@@ -680,16 +688,19 @@ out_fd:
 
 static int fake_record(struct vf_pf *pf, const char *line)
 {
-	char name[IFNAMSIZ + 8];
-	size_t len = strlen(line);
-	int fd, ret = 0;
+	char name[IFNAMSIZ + 8], buf[300];
+	int fd, len, ret = 0;
 
 	if ((ret = fake_name(pf, "calls", name, sizeof(name))) < 0)
 		return ret;
+	/* One write of the whole line: O_APPEND keeps concurrent callers' lines whole. */
+	len = snprintf(buf, sizeof(buf), "%s\n", line);
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return -EINVAL;
 	fd = openat(pf->dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, line, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+	if (write(fd, buf, (size_t)len) != len)
 		ret = -EIO;
 	close(fd);
 	return ret;
@@ -856,25 +867,24 @@ err:
 	return ret;
 }
 
+/*
+ * Replace <pf>.vfs through a temporary file of its own and a rename: a
+ * writer killed half way leaves the old state whole. The caller holds the
+ * fake's lock, so no other writer's update is lost in between.
+ */
 static int fake_save(struct vf_pf *pf, const struct fake_state *st)
 {
-	char name[IFNAMSIZ + 8], tmp[IFNAMSIZ + 12], mac[18];
+	char name[IFNAMSIZ + 8], mac[18], *text = NULL;
 	const struct vf_config *c;
+	size_t len = 0;
 	FILE *f;
-	int fd, i, ret;
+	int i, ret;
 
-	if ((ret = fake_name(pf, "vfs", name, sizeof(name))) < 0 ||
-	    (ret = fake_name(pf, "vfs.tmp", tmp, sizeof(tmp))) < 0)
+	if ((ret = fake_name(pf, "vfs", name, sizeof(name))) < 0)
 		return ret;
-	fd = openat(pf->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
+	f = open_memstream(&text, &len);
+	if (!f)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
 	for (i = 0; i < st->n; i++) {
 		c = &st->vfs[i].cfg;
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
@@ -884,11 +894,22 @@ static int fake_save(struct vf_pf *pf, const struct fake_state *st)
 			proto_name(c->vlan_proto), c->spoofchk ? "on" : "off", c->trust ? "on" : "off",
 			link_state_names[c->link_state], c->min_tx_rate, c->max_tx_rate);
 	}
-	if (fclose(f) != 0)
-		return -EIO;
-	if (renameat(pf->dirfd, tmp, pf->dirfd, name) < 0)
-		return -errno;
-	return 0;
+	if (fclose(f) != 0) {
+		free(text);
+		return -ENOMEM;
+	}
+	ret = state_write_atomic(pf->dirfd, name, text, len, false);
+	free(text);
+	return ret;
+}
+
+/* The PF's netdev exists while its state file does: the kernel answers ENODEV for it otherwise. */
+static bool fake_pf_present(struct vf_pf *pf)
+{
+	char name[IFNAMSIZ + 8];
+
+	return fake_name(pf, "vfs", name, sizeof(name)) == 0 &&
+	       faccessat(pf->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* The kernel's layout of one VF in RTM_NEWLINK (rtnl_fill_vfinfo). */
@@ -1000,9 +1021,9 @@ static int fake_setlink(struct vf_pf *pf, const struct nlmsghdr *req, int *nlerr
 	const struct nlattr *list = find_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
 	struct vf_config c;
 	struct fake_state st;
-	char line[256], mac[18];
+	char line[256], mac[18], lockname[IFNAMSIZ + 8];
 	const char *op;
-	int vf, n = 0, i, ret;
+	int vf, n = 0, i, ret, lock;
 
 	*nlerr = EINVAL;
 	if (!list)
@@ -1049,9 +1070,19 @@ static int fake_setlink(struct vf_pf *pf, const struct nlmsghdr *req, int *nlerr
 		return ret;
 	if (*nlerr)
 		return 0;
+	/* Load, change, save as one step: plugins run side by side on one PF. */
+	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
+		return ret;
+	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
+	if (lock < 0)
+		return lock;
+	if (!fake_pf_present(pf)) {
+		*nlerr = ENODEV;
+		goto out_lock;
+	}
 	ret = fake_load(pf, &st);
 	if (ret < 0)
-		return ret;
+		goto out_lock;
 	*nlerr = EINVAL;
 	for (i = 0; i < st.n; i++) {
 		if (st.vfs[i].vf != vf)
@@ -1062,6 +1093,8 @@ static int fake_setlink(struct vf_pf *pf, const struct nlmsghdr *req, int *nlerr
 		break;
 	}
 	free(st.vfs);
+out_lock:
+	lock_release(lock);
 	return ret;
 }
 
@@ -1097,6 +1130,8 @@ static int fake_xfer(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *
 		snprintf(line, sizeof(line), "getlink pf=%s", pf->name);
 		if ((ret = fake_record(pf, line)) < 0 || (ret = fake_fail(pf, "getlink", &nlerr)) < 0)
 			goto out;
+		if (!nlerr && !fake_pf_present(pf))
+			nlerr = ENODEV;
 		if (!nlerr) {
 			ret = fake_getlink(pf, req, buf, cap - MNL_NLMSG_HDRLEN - sizeof(struct nlmsgerr));
 			if (ret < 0)
@@ -1134,6 +1169,10 @@ static int fake_open(struct vf_pf *pf, const char *dir)
 	pf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pf->dirfd < 0)
 		return -errno;
+	if (!fake_pf_present(pf)) {
+		close(pf->dirfd);
+		return -ENODEV;
+	}
 	pf->portid = (unsigned)getpid();
 	pf->ops = &fake_transport;
 	return 0;
@@ -1257,7 +1296,133 @@ int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
 	return 0;
 }
 
+void vf_config_default(struct vf_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mask = VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST | VF_CFG_LINK_STATE |
+		    VF_CFG_RATE;
+	cfg->vlan_proto = ETH_P_8021Q;
+	cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
+}
+
 /* ---- claims ---- */
+
+/* Larger than any marker this module writes; a bigger file is not one of ours. */
+#define MARKER_MAX 16384
+
+static bool json_str(const cJSON *o, const char *key, char *out, size_t len, bool required)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!s) {
+		out[0] = '\0';
+		return !required;
+	}
+	if (!cJSON_IsString(s) || strlen(s->valuestring) >= len)
+		return false;
+	strcpy(out, s->valuestring);
+	return true;
+}
+
+/* An integer in [min, max]: NaN, fractions and out-of-range values are refused. */
+static bool json_int(const cJSON *o, const char *key, double min, double max, double *v)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!n) {
+		*v = 0;
+		return true;
+	}
+	if (!cJSON_IsNumber(n) || !(n->valuedouble >= min && n->valuedouble <= max) ||
+	    n->valuedouble != (double)(long long)n->valuedouble)
+		return false;
+	*v = n->valuedouble;
+	return true;
+}
+
+static int owner_from_json(const cJSON *o, struct vf_owner *w)
+{
+	const cJSON *mac = cJSON_GetObjectItemCaseSensitive(o, "hostMac");
+	double mtu, idx;
+
+	memset(w, 0, sizeof(*w));
+	if (!cJSON_IsObject(o) ||
+	    !json_str(o, "containerID", w->container_id, sizeof(w->container_id), true) ||
+	    !json_str(o, "ifname", w->ifname, sizeof(w->ifname), true) ||
+	    !json_str(o, "netns", w->netns, sizeof(w->netns), true) ||
+	    !json_str(o, "hostIfname", w->host_ifname, sizeof(w->host_ifname), false) ||
+	    !json_str(o, "rdmaDevice", w->rdma_dev, sizeof(w->rdma_dev), false) ||
+	    !json_int(o, "hostMtu", 0, 65535, &mtu) || !json_int(o, "rdmaIndex", 0, UINT32_MAX, &idx))
+		return -EBADMSG;
+	if (mac && (!cJSON_IsString(mac) || link_mac_parse(mac->valuestring, w->host_mac) < 0))
+		return -EBADMSG;
+	w->host_mtu = (int)mtu;
+	w->rdma_index = (uint32_t)idx;
+	/* What DEL may act on: names the kernel and the CNI spec accept. */
+	if (!cni_valid_container_id(w->container_id) || !cni_valid_ifname(w->ifname) ||
+	    !cni_valid_netns_path(w->netns) ||
+	    (w->host_ifname[0] && !cni_valid_ifname(w->host_ifname)))
+		return -EBADMSG;
+	return 0;
+}
+
+static cJSON *owner_to_json(const struct vf_owner *w)
+{
+	cJSON *o = cJSON_CreateObject();
+	char mac[18];
+
+	link_mac_format(w->host_mac, mac);
+	if (!o || !cJSON_AddStringToObject(o, "containerID", w->container_id) ||
+	    !cJSON_AddStringToObject(o, "ifname", w->ifname) ||
+	    !cJSON_AddStringToObject(o, "netns", w->netns) ||
+	    !cJSON_AddStringToObject(o, "hostIfname", w->host_ifname) ||
+	    !cJSON_AddStringToObject(o, "hostMac", mac) ||
+	    !cJSON_AddNumberToObject(o, "hostMtu", w->host_mtu) ||
+	    !cJSON_AddStringToObject(o, "rdmaDevice", w->rdma_dev) ||
+	    !cJSON_AddNumberToObject(o, "rdmaIndex", w->rdma_index)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/*
+ * The marker as it is now. Versions before attachments were recorded in it
+ * wrote the owner's netns path alone: such a marker still names its owner,
+ * by namespace only.
+ */
+static void marker_read(struct vf_claim *claim)
+{
+	char *data = NULL;
+	cJSON *o = NULL;
+	size_t len;
+	int ret;
+
+	memset(&claim->owner, 0, sizeof(claim->owner));
+	claim->marker = VF_MARKER_UNREADABLE;
+	ret = state_read(claim->dirfd, claim->bdf, &data, &len, MARKER_MAX);
+	if (ret == -ENOENT) {
+		claim->marker = VF_MARKER_NONE;
+		return;
+	}
+	if (ret < 0)
+		return;
+	if (data[0] == '/' && !strchr(data, '{')) {
+		while (len && data[len - 1] == '\n')
+			data[--len] = '\0';
+		if (cni_valid_netns_path(data)) {
+			strcpy(claim->owner.netns, data);
+			claim->marker = VF_MARKER_READ;
+		}
+	} else if (state_unseal(data, &len) == 0 && (o = cJSON_ParseWithLength(data, len)) &&
+		   owner_from_json(o, &claim->owner) == 0) {
+		claim->marker = VF_MARKER_READ;
+	}
+	if (claim->marker != VF_MARKER_READ)
+		memset(&claim->owner, 0, sizeof(claim->owner));
+	cJSON_Delete(o);
+	free(data);
+}
 
 int vf_claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct vf_claim *claim)
 {
@@ -1275,60 +1440,98 @@ int vf_claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct vf_cla
 	if (ret < 0)
 		return ret;
 	claim->lock_fd = ret;
+	marker_read(claim);
 	return 0;
 }
 
-int vf_claim_take(int dirfd, const char *bdf, const char *netns, unsigned timeout_ms,
+bool vf_claim_held_by(const struct vf_claim *claim, const struct vf_owner *me)
+{
+	const struct vf_owner *o = &claim->owner;
+
+	if (claim->marker != VF_MARKER_READ)
+		return false;
+	if (!o->container_id[0])
+		return strcmp(o->netns, me->netns) == 0;
+	return strcmp(o->container_id, me->container_id) == 0 && strcmp(o->ifname, me->ifname) == 0;
+}
+
+int vf_claim_take(int dirfd, const char *bdf, const struct vf_owner *me, unsigned timeout_ms,
 		  struct vf_claim *claim)
 {
-	size_t len;
-	char *data;
 	int ret;
 
 	ret = vf_claim_lock(dirfd, bdf, timeout_ms, claim);
 	if (ret < 0)
 		return ret;
-	ret = state_read(dirfd, claim->bdf, &data, &len, sizeof(claim->owner) - 1);
-	if (ret == -ENOENT)
+	if (claim->marker != VF_MARKER_READ || vf_claim_held_by(claim, me))
 		return 0;
-	if (ret < 0)
-		goto err_lock;
-	while (len && data[len - 1] == '\n')
-		data[--len] = '\0';
-	snprintf(claim->owner, sizeof(claim->owner), "%s", data);
-	free(data);
-	/* A marker naming a namespace that is gone is what a missed DEL leaves: take it over. */
-	if (claim->owner[0] && strcmp(claim->owner, netns) != 0 && netns_alive(claim->owner)) {
-		ret = -EBUSY;
-		goto err_lock;
+	/*
+	 * A claim belongs to an attachment, not to a pod: another interface of
+	 * the same pod is refused too. One whose namespace is gone is what a
+	 * missed DEL leaves: taken over.
+	 */
+	if (netns_alive(claim->owner.netns)) {
+		vf_claim_release(claim);
+		return -EBUSY;
 	}
 	return 0;
+}
 
-err_lock:
-	vf_claim_release(claim);
+int vf_claim_mark(struct vf_claim *claim, const struct vf_owner *owner)
+{
+	cJSON *o;
+	int ret;
+
+	if (claim->lock_fd < 0)
+		return -EBADF;
+	o = owner_to_json(owner);
+	if (!o)
+		return -ENOMEM;
+	/*
+	 * Not fsync'd: the marker names a namespace, and no namespace outlives
+	 * a reboot, so a marker a crash loses or garbles is stale either way.
+	 */
+	ret = state_write_json(claim->dirfd, claim->bdf, o, false);
+	cJSON_Delete(o);
+	if (ret == 0) {
+		claim->marker = VF_MARKER_READ;
+		claim->owner = *owner;
+	}
 	return ret;
 }
 
-int vf_claim_mark(struct vf_claim *claim, const char *netns)
+int vf_claim_clear(struct vf_claim *claim, const struct vf_owner *me)
 {
-	if (claim->lock_fd < 0)
-		return -EBADF;
-	/*
-	 * Not fsync'd: the marker names a namespace, and no namespace outlives
-	 * a reboot, so a marker a crash loses or keeps is stale either way.
-	 */
-	return state_write_atomic(claim->dirfd, claim->bdf, netns, strlen(netns), false);
-}
+	int ret;
 
-int vf_claim_clear(struct vf_claim *claim)
-{
 	if (claim->lock_fd < 0)
 		return -EBADF;
-	return state_remove(claim->dirfd, claim->bdf);
+	marker_read(claim);
+	if (claim->marker == VF_MARKER_NONE)
+		return 0;
+	if (claim->marker == VF_MARKER_UNREADABLE)
+		return -EBADMSG;
+	if (!vf_claim_held_by(claim, me))
+		return -EBUSY;
+	ret = state_remove(claim->dirfd, claim->bdf);
+	if (ret == 0) {
+		claim->marker = VF_MARKER_NONE;
+		memset(&claim->owner, 0, sizeof(claim->owner));
+	}
+	return ret;
 }
 
 void vf_claim_release(struct vf_claim *claim)
 {
 	lock_release(claim->lock_fd);
 	claim->lock_fd = -1;
+}
+
+void vf_owner_format(const struct vf_owner *o, char *out, size_t len)
+{
+	if (o->container_id[0])
+		snprintf(out, len, "%s (container %s, interface %s)", o->netns, o->container_id,
+			 o->ifname);
+	else
+		snprintf(out, len, "%s", o->netns);
 }

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <net/if.h>
 
 #define VF_BDF_LEN 13			/* "0000:3b:02.1" + NUL */
@@ -72,38 +73,86 @@ struct vf_pf;				/* a PF and the transport to reach it */
 /*
  * fake_dir NULL: the kernel. Otherwise the recording fake in fake_dir
  * (the plugin takes it from SRIOV_RDMA_PF_FAKE_DIR; documented as a test hook).
+ * -ENODEV when the PF has no netdev of that name (any later call on a PF
+ * that vanished says the same).
  */
 int vf_pf_open(const char *pf_netdev, const char *fake_dir, struct vf_pf **pf);
 void vf_pf_close(struct vf_pf *pf);
-/* All the fields of VF vf_index as the PF reports them (mask set to what was reported). */
+/*
+ * All the fields of VF vf_index as the PF reports them (mask set to what
+ * was reported); -ENOENT when the PF has no such VF (sriov_numvfs lowered).
+ */
 int vf_pf_get(struct vf_pf *pf, int vf_index, struct vf_config *cfg);
 /* One RTM_SETLINK per field in cfg->mask, in sriov-cni's order: vlan, mac, rate, spoofchk, trust, link state. */
 int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg);
 
+/*
+ * The driver's defaults for a VF's PF-side settings, as mlx5 reports a VF
+ * nobody configured: it zeroes a VF's e-switch vport info when it creates
+ * the VF (admin MAC 00:00:00:00:00:00, vlan 0 qos 0, spoof check off, trust
+ * off, rates 0) and sets its link state to auto. What DEL puts back when
+ * the settings from before the attachment are unknown.
+ */
+void vf_config_default(struct vf_config *cfg);
+
 /* ---- claiming a VF: lock + in-use marker ---- */
+
+/*
+ * The attachment that holds a VF, as its in-use marker <dir>/<bdf> names
+ * it (checksummed JSON). The marker also keeps the VF's identity on the
+ * host from before the attachment, a second copy of what the attachment
+ * record holds, for a DEL whose record is lost.
+ */
+struct vf_owner {
+	char container_id[256];		/* "": a marker of an older version (a netns path alone) */
+	char ifname[IFNAMSIZ];
+	char netns[4096];
+	char host_ifname[IFNAMSIZ];	/* "": unknown (or a DPDK VF) */
+	uint8_t host_mac[6];
+	int host_mtu;			/* 0: unknown */
+	char rdma_dev[64];		/* the RDMA device's host name, "" when none moves */
+	uint32_t rdma_index;
+};
+
+enum vf_marker {
+	VF_MARKER_NONE = 0,		/* the VF is free */
+	VF_MARKER_READ,			/* claim->owner holds what it says */
+	VF_MARKER_UNREADABLE,		/* torn or not a file: its owner is unknown */
+};
 
 struct vf_claim {
 	int lock_fd;			/* flock held on <dir>/<bdf>.lock, close-on-exec */
 	int dirfd;
 	char bdf[VF_BDF_LEN];
-	char owner[4096];		/* netns path recorded in the marker when the claim was taken over */
+	enum vf_marker marker;		/* the marker when the lock was taken */
+	struct vf_owner owner;
 };
 
+/* Lock the VF (waiting up to timeout_ms: -ETIMEDOUT) and read its marker; nothing is decided. */
+int vf_claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct vf_claim *claim);
 /*
- * Lock the VF (waiting up to timeout_ms: -ETIMEDOUT) and read its in-use
- * marker <dir>/<bdf>: if it names a namespace that is still alive and is not
- * `netns`, return -EBUSY with claim->owner set (the lock is dropped). A
- * marker whose namespace is gone is stale and is taken over.
+ * vf_claim_lock, then -EBUSY (the lock dropped, claim->owner set) when the
+ * marker names another attachment, or a namespace alone (an older
+ * marker), whose namespace is still alive: also another attachment of the
+ * same pod. A marker whose namespace is gone, or that cannot be read, is
+ * stale and may be taken over.
  */
-int vf_claim_take(int dirfd, const char *bdf, const char *netns, unsigned timeout_ms,
+int vf_claim_take(int dirfd, const char *bdf, const struct vf_owner *me, unsigned timeout_ms,
 		  struct vf_claim *claim);
-/* Write the marker (atomically) naming netns as the owner. */
-int vf_claim_mark(struct vf_claim *claim, const char *netns);
-/* Remove the marker. */
-int vf_claim_clear(struct vf_claim *claim);
+/* Does the marker read at lock time name `me` (by container ID and ifname; an older one by netns)? */
+bool vf_claim_held_by(const struct vf_claim *claim, const struct vf_owner *me);
+/* Write the marker (atomically) naming owner; the lock must be held. */
+int vf_claim_mark(struct vf_claim *claim, const struct vf_owner *owner);
+/*
+ * Remove the marker when it names `me`, as read now under the lock: only
+ * the attachment that wrote a marker clears it. 0 also when there is none;
+ * -EBUSY when it names another attachment, -EBADMSG when it cannot be read
+ * (both left in place).
+ */
+int vf_claim_clear(struct vf_claim *claim, const struct vf_owner *me);
 /* Drop the lock (the marker stays as it is). */
 void vf_claim_release(struct vf_claim *claim);
-/* Lock only, for DEL/GC: the marker is not checked. */
-int vf_claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct vf_claim *claim);
+/* "<netns> (container <id>, interface <ifname>)", or the netns alone for an older marker. */
+void vf_owner_format(const struct vf_owner *o, char *out, size_t len);
 
 #endif

@@ -3,7 +3,10 @@
  * ADD: a straight list of steps, each with its undo. Everything is checked
  * before the first step; when a step fails, the steps before it are undone
  * in reverse order, so a failed ADD leaves the VF on the host as it was,
- * its address released and no record behind.
+ * its address released and no record behind. An ADD killed half way
+ * (runtimes SIGKILL a plugin past its deadline, then call DEL) is undone
+ * by DEL: the record saying what ADD is about to change is written before
+ * the first change on the host.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +27,9 @@ struct add_ctx {
 	int pci_fd;
 	int pod_fd;
 	struct vf_claim claim;
+	struct vf_owner me;		/* this attachment, as its in-use marker names it */
+	bool marked;			/* this ADD wrote the marker */
+	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
 	struct vf_pf *pf;
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
@@ -37,19 +43,86 @@ struct add_step {
 	void (*undo)(struct add_ctx *c);
 };
 
-/* ---- claim: lock + in-use marker ---- */
+/* ---- claim: the VF's lock, and who holds it ---- */
+
+/* This attachment already exists: a repeated ADD must not touch what the first one holds. */
+static int refuse_existing(struct add_ctx *c, struct cni_error *err)
+{
+	struct sriov_record prev;
+	char name[512];
+	int ret;
+
+	sriov_record_name(c->req->env.container_id, c->req->env.ifname, name, sizeof(name));
+	ret = sriov_record_read(c->state_fd, name, &prev);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		cni_errorf(err, CNI_ERR_STORE_CORRUPT, "stateDir %s: the record %s of this "
+			   "attachment is unreadable", c->conf.state_dir, name);
+	else if (prev.in_progress)
+		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "container %s interface %s: an earlier ADD "
+			   "of this attachment (VF %s) did not finish", c->req->env.container_id,
+			   c->req->env.ifname, prev.bdf);
+	else
+		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "container %s interface %s is attached "
+			   "already (VF %s)", c->req->env.container_id, c->req->env.ifname, prev.bdf);
+	cni_error_details(err, "DEL the attachment before adding it again: DEL undoes what it holds");
+	return -EEXIST;
+}
+
+/*
+ * The marker names an attachment whose pod is gone without a DEL: put the
+ * VF back as that attachment's record says (its host name, MAC, MTU, PF
+ * settings and RDMA device), so this attachment starts from the host's
+ * VF and not from the last tenant's. Without a usable record, what the
+ * marker knows and the driver's defaults stand in for it.
+ */
+static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_error *err)
+{
+	const struct vf_owner *o = &c->claim.owner;
+	struct cni_error why = { 0 };
+	char who[4400], name[512];
+	int ret = -ENOENT;
+
+	vf_owner_format(o, who, sizeof(who));
+	if (c->claim.marker == VF_MARKER_READ && o->container_id[0]) {
+		sriov_record_name(o->container_id, o->ifname, name, sizeof(name));
+		ret = sriov_record_read(c->state_fd, name, old);
+		if (ret == 0 && strcmp(old->bdf, c->vf.bdf))
+			ret = -EBADMSG;
+	}
+	if (ret == 0) {
+		log_info("VF %s: taking over the stale claim of %s: restoring the VF as its record "
+			 "says", c->vf.bdf, who);
+	} else {
+		sriov_record_fallback(&c->vf, c->claim.marker == VF_MARKER_READ ? o : NULL,
+				      o->container_id, o->ifname, o->netns, old);
+		log_warn("VF %s: taking over the stale claim of %s, %s: restoring it as %s with the "
+			 "driver's default VF settings", c->vf.bdf,
+			 c->claim.marker == VF_MARKER_READ ? who : "whose marker is unreadable",
+			 ret == -ENOENT ? "which left no record" : "whose record is unreadable",
+			 old->dpdk ? "(dpdk)" : old->host_ifname);
+	}
+	if (sriov_release_locked(old, NULL, c->state_fd, &c->claim, &c->conf.paths, &why) == 0)
+		return 0;
+	cni_errorf(err, why.code, "deviceID %s: cannot restore the VF left behind by %s: %s",
+		   c->vf.bdf, who, why.msg);
+	return -EIO;
+}
 
 static int claim_run(struct add_ctx *c, struct cni_error *err)
 {
-	const char *netns = c->req->env.netns;
+	struct sriov_record old;
+	bool took_over = false;
+	char who[4400];
 	int ret;
 
-	ret = vf_claim_take(c->pci_fd, c->vf.bdf, netns, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	ret = vf_claim_take(c->pci_fd, c->vf.bdf, &c->me, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
 	if (ret == -EBUSY) {
-		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s",
-			   c->vf.bdf, c->claim.owner);
-		cni_error_details(err, "another pod holds this VF; the device plugin allocated it "
-				  "twice, or that pod's DEL has not run yet");
+		vf_owner_format(&c->claim.owner, who, sizeof(who));
+		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);
+		cni_error_details(err, "another attachment holds this VF; the device plugin "
+				  "allocated it twice, or that pod's DEL has not run yet");
 		return ret;
 	}
 	if (ret == -ETIMEDOUT)
@@ -59,21 +132,120 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF in %s/%s: %s",
 				  c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
-	if (c->claim.owner[0])
-		log_info("VF %s: taking over the stale claim of %s", c->vf.bdf, c->claim.owner);
-	ret = vf_claim_mark(&c->claim, netns);
+	if (refuse_existing(c, err))
+		return -EEXIST;
+	if (c->claim.marker != VF_MARKER_NONE && !vf_claim_held_by(&c->claim, &c->me)) {
+		if (take_over(c, &old, err))
+			return -EIO;
+		took_over = true;
+	}
+	/* Read again under the lock: a DEL or a takeover may have renamed the netdev. */
+	ret = vf_lookup(c->conf.paths.sysfs_root, c->claim.bdf, &c->vf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: %s", c->claim.bdf,
+				  strerror(-ret));
+	/* The names the takeover just gave them, whatever sysfs lags behind with. */
+	if (took_over && !old.dpdk && c->vf.netdev[0])
+		memcpy(c->vf.netdev, old.host_ifname, IFNAMSIZ);
+	if (took_over && old.rdma_moved && c->vf.rdma_dev[0])
+		snprintf(c->vf.rdma_dev, sizeof(c->vf.rdma_dev), "%s", old.rdma_dev);
+	return 0;
+}
+
+/* ---- the RDMA device: what happens to it, now that the VF is ours ---- */
+
+static int plan_run(struct add_ctx *c, struct cni_error *err)
+{
+	return sriov_rdma_plan(&c->conf, &c->vf, &c->rec, &c->rdma, err);
+}
+
+/* ---- the record DEL works from, before the first change on the host ---- */
+
+/* The VF as it is now: its netdev and the PF-side fields the config changes. */
+static int snapshot(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	int ret;
+
+	if (!c->vf.dpdk) {
+		if (!c->vf.netdev[0])
+			return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
+					  "deviceID %s: the VF has no netdev on the host (driver \"%s\")",
+					  c->vf.bdf, c->vf.driver);
+		ret = link_sock_open(&ls);
+		if (ret == 0) {
+			ret = link_get_by_name(ls, c->vf.netdev, &c->host_li);
+			link_sock_close(ls);
+		}
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
+					  "deviceID %s: netdev %s: %s", c->vf.bdf, c->vf.netdev,
+					  strerror(-ret));
+		memcpy(c->rec.host_ifname, c->host_li.name, IFNAMSIZ);
+		memcpy(c->rec.host_mac, c->host_li.mac, 6);
+		c->rec.host_mtu = c->host_li.mtu;
+		c->rec.host_up = c->host_li.up;
+	}
+	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
+	if (!c->conf.vf.mask)
+		return 0;
+	ret = vf_pf_open(c->vf.pf_netdev, c->conf.paths.pf_fake_dir, &c->pf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
+				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
+	ret = vf_pf_get(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
+				  c->vf.bdf, c->vf.vf_index, c->vf.pf_netdev, strerror(-ret));
+	c->rec.vf_orig.mask &= c->conf.vf.mask;
+	c->rec.vf_applied = c->conf.vf;
+	return 0;
+}
+
+/*
+ * Everything the later steps may change, in one write: a DEL after ADD
+ * died at any instant from here on undoes exactly that. Two writes per
+ * ADD besides the marker: this one and the final one.
+ */
+static int record_run(struct add_ctx *c, struct cni_error *err)
+{
+	int ret;
+
+	if (snapshot(c, err))
+		return -1;
+	c->rec.rdma_moved = c->rdma != NULL;
+	if (c->conf.devinfo_file)
+		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
+			 c->conf.devinfo_file);
+	c->rec.in_progress = true;
+	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
+	memcpy(c->me.host_mac, c->rec.host_mac, 6);
+	c->me.host_mtu = c->rec.host_mtu;
+	if (c->rec.rdma_moved) {
+		snprintf(c->me.rdma_dev, sizeof(c->me.rdma_dev), "%s", c->rec.rdma_dev);
+		c->me.rdma_index = c->rec.rdma_index;
+	}
+	ret = vf_claim_mark(&c->claim, &c->me);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot write the in-use marker in "
+				  "%s/%s: %s", c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR,
+				  strerror(-ret));
+	c->marked = true;
+	ret = sriov_record_write(c->state_fd, &c->rec);
 	if (ret < 0) {
-		vf_claim_release(&c->claim);
-		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot write the in-use marker: %s",
-				  c->vf.bdf, strerror(-ret));
+		vf_claim_clear(&c->claim, &c->me);
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
 	}
 	return 0;
 }
 
-static void claim_undo(struct add_ctx *c)
+static void record_undo(struct add_ctx *c)
 {
-	int ret = vf_claim_clear(&c->claim);
+	int ret;
 
+	sriov_record_remove(c->state_fd, &c->rec);
+	ret = vf_claim_clear(&c->claim, &c->me);
 	if (ret < 0)
 		log_error("VF %s: cannot remove the in-use marker: %s", c->vf.bdf, strerror(-ret));
 }
@@ -82,22 +254,10 @@ static void claim_undo(struct add_ctx *c)
 
 static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 {
-	struct vf_config now;
 	int ret;
 
-	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
-	if (!c->conf.vf.mask)
+	if (!c->pf)
 		return 0;
-	ret = vf_pf_open(c->vf.pf_netdev, c->conf.paths.pf_fake_dir, &c->pf);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
-				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
-	ret = vf_pf_get(c->pf, c->vf.vf_index, &now);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
-				  c->vf.bdf, c->vf.vf_index, c->vf.pf_netdev, strerror(-ret));
-	c->rec.vf_orig = now;
-	c->rec.vf_orig.mask = now.mask & c->conf.vf.mask;
 	ret = vf_pf_set(c->pf, c->vf.vf_index, &c->conf.vf);
 	if (ret < 0) {
 		/* Some fields may be set already: undo them now, as this step's undo won't run. */
@@ -106,7 +266,6 @@ static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 				  "deviceID %s: PF %s refused the VF %d settings: %s", c->vf.bdf,
 				  c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
 	}
-	c->rec.vf_applied = c->conf.vf;
 	return 0;
 }
 
@@ -163,33 +322,14 @@ static void pod_sysctls(struct add_ctx *c)
 static int netdev_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
-	struct link_info li, pod_li;
-	struct link_sock *ls;
+	struct link_info pod_li;
 	int ret;
 
 	if (c->vf.dpdk) {
 		log_info("VF %s is bound to %s (DPDK): no netdev to move", c->vf.bdf, c->vf.driver);
 		return 0;
 	}
-	if (!c->vf.netdev[0])
-		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
-				  "deviceID %s: the VF has no netdev on the host (driver \"%s\")",
-				  c->vf.bdf, c->vf.driver);
-	ret = link_sock_open(&ls);
-	if (ret == 0) {
-		ret = link_get_by_name(ls, c->vf.netdev, &li);
-		link_sock_close(ls);
-	}
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
-				  "deviceID %s: netdev %s: %s", c->vf.bdf, c->vf.netdev,
-				  strerror(-ret));
-	memcpy(c->rec.host_ifname, li.name, IFNAMSIZ);
-	memcpy(c->rec.host_mac, li.mac, 6);
-	c->rec.host_mtu = li.mtu;
-	c->rec.host_up = li.up;
-
-	ret = sriov_netdev_to_pod(&li, c->pod_fd, ifname,
+	ret = sriov_netdev_to_pod(&c->host_li, c->pod_fd, ifname,
 				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu, &pod_li);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
@@ -336,25 +476,27 @@ static void devinfo_undo(struct add_ctx *c)
 		sriov_devinfo_remove(c->rec.devinfo_file);
 }
 
-/* ---- the record DEL will work from ---- */
+/* ---- the record says the attachment is complete ---- */
 
-static int record_run(struct add_ctx *c, struct cni_error *err)
+static int commit_run(struct add_ctx *c, struct cni_error *err)
 {
-	int ret = sriov_record_write(c->state_fd, &c->rec);
+	int ret;
 
-	if (ret < 0)
+	c->rec.in_progress = false;
+	ret = sriov_record_write(c->state_fd, &c->rec);
+	if (ret < 0) {
+		c->rec.in_progress = true;
 		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
 				  c->conf.state_dir, strerror(-ret));
+	}
 	return 0;
 }
 
-static void record_undo(struct add_ctx *c)
-{
-	sriov_record_remove(c->state_fd, &c->rec);
-}
-
 /*
- * In order; each undo reverts its own step. The RDMA device moves just
+ * In order; each undo reverts its own step. The claim comes first: a VF
+ * another pod holds is refused as in use before anything else is asked
+ * about it, its RDMA device included (the lock is dropped at the end,
+ * whatever happened). The RDMA device moves just
  * before the netdev: a driver that refuses the move then costs no netdev
  * round trip, and drivers that tie their RDMA device to the netdev's
  * namespace (rxe, siw) unregister it as soon as the netdev leaves, which
@@ -362,14 +504,16 @@ static void record_undo(struct add_ctx *c)
  * after it see both in the pod.
  */
 static const struct add_step add_steps[] = {
-	{ "claim",	claim_run,	claim_undo },
+	{ "claim",	claim_run,	NULL },
+	{ "rdma-plan",	plan_run,	NULL },
+	{ "record",	record_run,	record_undo },
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
 	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
 	{ "ipam",	ipam_run,	ipam_undo },
 	{ "address",	addr_run,	NULL },
 	{ "devinfo",	devinfo_run,	devinfo_undo },
-	{ "record",	record_run,	record_undo },
+	{ "commit",	commit_run,	NULL },
 };
 
 static int run_steps(struct add_ctx *c, struct cni_error *err)
@@ -554,12 +698,12 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err) ||
-	    sriov_rdma_plan(&c->conf, &c->vf, &c->rec, &c->rdma, err))
+	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
 		goto out;
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
 	snprintf(c->rec.netns, sizeof(c->rec.netns), "%s", req->env.netns);
+	sriov_owner_of(&c->rec, &c->me);
 	memcpy(c->rec.bdf, c->vf.bdf, sizeof(c->rec.bdf));
 	memcpy(c->rec.pf_bdf, c->vf.pf_bdf, sizeof(c->rec.pf_bdf));
 	memcpy(c->rec.pf_netdev, c->vf.pf_netdev, sizeof(c->rec.pf_netdev));

@@ -3,9 +3,21 @@
  * DEL: release the address first (it needs nothing but the config), then
  * put the VF back as the record says. Every branch succeeds when what it
  * would undo is already gone: the namespace, the record, the interface,
- * or a previous DEL that did it all.
+ * the VF, its PF, or a previous DEL that did it all.
+ *
+ * DEL always finishes: the runtime retries a failed DEL for ever and the
+ * pod never finishes terminating. A config that no longer validates, a
+ * record that cannot be read, a state directory that cannot be used are
+ * logged and worked around: without a usable record the VF is found by the
+ * config's deviceID and CNI_IFNAME, and its PF-side settings go back to the
+ * driver's defaults. Only a VF whose state cannot be changed right now (the
+ * kernel refuses a request, another DEL holds the lock) fails DEL, so that
+ * the runtime's retry tries again.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "log.h"
@@ -13,60 +25,153 @@
 #include "state.h"
 #include "sriov.h"
 
+/* Where an operator finds out how to release by hand. */
+#define BY_HAND "release it by hand as README \"When DEL cannot clean up\" says"
+
+void sriov_owner_of(const struct sriov_record *rec, struct vf_owner *owner)
+{
+	memset(owner, 0, sizeof(*owner));
+	snprintf(owner->container_id, sizeof(owner->container_id), "%s", rec->container_id);
+	snprintf(owner->ifname, sizeof(owner->ifname), "%s", rec->ifname);
+	snprintf(owner->netns, sizeof(owner->netns), "%s", rec->netns);
+}
+
+/*
+ * <PF>v<N>: systemd's name for VF N of a ConnectX PF, whose own name ends
+ * in its physical port ("enp59s0f0np0" -> "enp59s0f0v0"). A name too long
+ * for IFNAMSIZ keeps the PF name's head.
+ */
+static void derived_host_name(const char *pf, int vf_index, char out[IFNAMSIZ])
+{
+	char suffix[12];
+	size_t len = strlen(pf), k;
+
+	k = len;
+	while (k > 0 && isdigit((unsigned char)pf[k - 1]))
+		k--;
+	if (k >= 2 && k < len && pf[k - 1] == 'p' && pf[k - 2] == 'n')
+		len = k - 2;
+	snprintf(suffix, sizeof(suffix), "v%d", vf_index & 0xffff);
+	if (len + strlen(suffix) > IFNAMSIZ - 1)
+		len = IFNAMSIZ - 1 - strlen(suffix);
+	memcpy(out, pf, len);
+	strcpy(out + len, suffix);
+}
+
+void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner,
+			   const char *container_id, const char *ifname, const char *netns,
+			   struct sriov_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->in_progress = true;
+	snprintf(rec->container_id, sizeof(rec->container_id), "%s", container_id);
+	snprintf(rec->ifname, sizeof(rec->ifname), "%s", ifname);
+	snprintf(rec->netns, sizeof(rec->netns), "%s", netns ? netns : "");
+	memcpy(rec->bdf, vf->bdf, sizeof(rec->bdf));
+	memcpy(rec->pf_bdf, vf->pf_bdf, sizeof(rec->pf_bdf));
+	memcpy(rec->pf_netdev, vf->pf_netdev, sizeof(rec->pf_netdev));
+	rec->vf_index = vf->vf_index;
+	rec->dpdk = vf->dpdk;
+	if (owner && owner->host_ifname[0]) {
+		memcpy(rec->host_ifname, owner->host_ifname, IFNAMSIZ);
+		memcpy(rec->host_mac, owner->host_mac, 6);
+		rec->host_mtu = owner->host_mtu;
+	} else if (!vf->dpdk) {
+		derived_host_name(vf->pf_netdev, vf->vf_index, rec->host_ifname);
+	}
+	vf_config_default(&rec->vf_orig);
+	if (owner && owner->rdma_dev[0] && rdma_dev_name_valid(owner->rdma_dev)) {
+		snprintf(rec->rdma_dev, sizeof(rec->rdma_dev), "%s", owner->rdma_dev);
+		snprintf(rec->rdma_pod_name, sizeof(rec->rdma_pod_name), "%s", owner->rdma_dev);
+		rec->rdma_index = owner->rdma_index;
+		rec->rdma_moved = true;
+	}
+}
+
+/* A PF that vanished, or a VF it no longer has (sriov_numvfs lowered), has nothing to restore. */
+static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
+{
+	struct vf_config now;
+
+	if (ret == -ENODEV) {
+		log_warn("VF %s: its PF %s is gone: no VF settings to restore", rec->bdf,
+			 rec->pf_netdev);
+		return true;
+	}
+	/* The kernel's answer for an index beyond the PF's VFs; the PF's own list tells. */
+	if (ret == -EINVAL && pf && vf_pf_get(pf, rec->vf_index, &now) == -ENOENT) {
+		log_warn("VF %s: PF %s has no VF %d any more: no VF settings to restore", rec->bdf,
+			 rec->pf_netdev, rec->vf_index);
+		return true;
+	}
+	return false;
+}
+
 static int restore_vf_config(const struct sriov_record *rec, const char *pf_fake_dir)
 {
-	struct vf_pf *pf;
+	struct vf_config first = rec->vf_orig, mac = rec->vf_orig;
+	struct vf_pf *pf = NULL;
 	int ret;
 
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask)
 		return 0;
 	ret = vf_pf_open(rec->pf_netdev, pf_fake_dir, &pf);
-	if (ret == -ENODEV) {
-		log_warn("VF %s: PF %s is gone: nothing to restore", rec->bdf, rec->pf_netdev);
-		return 0;
-	}
 	if (ret < 0)
-		return ret;
-	ret = vf_pf_set(pf, rec->vf_index, &rec->vf_orig);
+		return vf_gone(NULL, rec, ret) ? 0 : ret;
+	/*
+	 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
+	 * default) while spoof checking is on, which this may just turn off.
+	 */
+	first.mask &= ~VF_CFG_MAC;
+	mac.mask &= VF_CFG_MAC;
+	ret = vf_pf_set(pf, rec->vf_index, &first);
+	if (ret == 0)
+		ret = vf_pf_set(pf, rec->vf_index, &mac);
+	if (ret < 0 && vf_gone(pf, rec, ret))
+		ret = 0;
 	vf_pf_close(pf);
 	return ret;
 }
 
-int sriov_release(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-		  const struct sriov_paths *paths, struct cni_error *err)
+/* A record, or whatever stands in its place (a directory): gone, or logged. */
+static void forget_record(int state_dirfd, const struct sriov_record *rec)
 {
-	struct vf_claim claim = { .lock_fd = -1 };
-	int pci_fd = -1, pod_fd = -1, ret;
-	bool found;
+	char name[512];
+	int ret;
 
-	ret = state_subdir_open(state_dirfd, SRIOV_PCI_SUBDIR, &pci_fd);
+	if (state_dirfd < 0 || !rec->container_id[0])
+		return;
+	ret = sriov_record_remove(state_dirfd, rec);
+	if (ret == -EISDIR || ret == -EPERM) {
+		sriov_record_name(rec->container_id, rec->ifname, name, sizeof(name));
+		ret = unlinkat(state_dirfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+	}
 	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s/: %s", SRIOV_PCI_SUBDIR,
-				  strerror(-ret));
-	ret = vf_claim_take(pci_fd, rec->bdf, rec->netns, SRIOV_LOCK_TIMEOUT_MS, &claim);
-	if (ret == -EBUSY) {
+		log_error("stateDir: cannot remove the record of %s:%s: %s; remove it by hand",
+			  rec->container_id, rec->ifname, strerror(-ret));
+}
+
+int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
+			 struct vf_claim *claim, const struct sriov_paths *paths,
+			 struct cni_error *err)
+{
+	bool locked = claim && claim->lock_fd >= 0, found;
+	struct vf_owner me;
+	char who[4400];
+	int pod_fd = -1, ret;
+
+	sriov_owner_of(rec, &me);
+	if (locked && claim->marker == VF_MARKER_READ && !vf_claim_held_by(claim, &me)) {
 		/* A late DEL must not reset a VF another pod owns now (sriov-cni #219). */
-		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, claim.owner);
-		ret = 0;
+		vf_owner_format(&claim->owner, who, sizeof(who));
+		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	if (ret == -ETIMEDOUT) {
-		cni_errorf(err, CNI_ERR_TRY_AGAIN,
-			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", rec->bdf);
-		goto out;
-	}
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF: %s", rec->bdf,
-			   strerror(-ret));
-		goto out;
-	}
 	ret = restore_vf_config(rec, paths->pf_fake_dir);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
-		goto unlock;
-	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
+				  rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
 	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
 		pod_fd = -1;
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
@@ -75,81 +180,315 @@ int sriov_release(const struct sriov_record *rec, const char *pod_netns, int sta
 		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
 			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
 			   rec->rdma_dev, strerror(-ret));
-		goto unlock;
+		goto out;
 	}
 	if (!rec->dpdk) {
 		ret = sriov_netdev_to_host(rec, pod_fd, paths->sysfs_root, &found);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot return %s to the host as %s: %s",
 				   rec->bdf, rec->ifname, rec->host_ifname, strerror(-ret));
-			goto unlock;
+			goto out;
 		}
 		if (!found)
 			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 				 rec->bdf, rec->ifname);
 	}
-	ret = vf_claim_clear(&claim);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot remove the in-use marker: %s",
-			   rec->bdf, strerror(-ret));
-		goto unlock;
+	if (locked) {
+		ret = vf_claim_clear(claim, &me);
+		if (ret == -EBADMSG)
+			log_warn("VF %s: its in-use marker is unreadable: left for the next ADD to "
+				 "take over", rec->bdf);
+		else if (ret < 0)
+			log_error("VF %s: cannot remove the in-use marker: %s", rec->bdf,
+				  strerror(-ret));
 	}
 forget:
 	if (rec->devinfo_file[0])
 		sriov_devinfo_remove(rec->devinfo_file);
-	ret = sriov_record_remove(state_dirfd, rec);
-	if (ret < 0)
-		cni_errorf(err, CNI_ERR_IO, "stateDir: cannot remove the record of %s:%s: %s",
-			   rec->container_id, rec->ifname, strerror(-ret));
-	else
-		log_info("VF %s: released from %s (%s -> %s)", rec->bdf, rec->container_id,
-			 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname);
-unlock:
-	vf_claim_release(&claim);
+	forget_record(state_dirfd, rec);
+	log_info("VF %s: released from %s (%s -> %s)", rec->bdf, rec->container_id,
+		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname);
+	ret = 0;
 out:
 	if (pod_fd >= 0)
 		close(pod_fd);
-	close(pci_fd);
 	return ret < 0 ? -1 : 0;
+}
+
+int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
+			 struct cni_error *err)
+{
+	struct vf_claim claim = { .lock_fd = -1 };
+	struct sriov_record rec;
+	char bdf[VF_BDF_LEN];
+	int pci_fd, ret;
+
+	ret = sriov_record_read(state_dirfd, name, &rec);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;
+	ret = state_subdir_open(state_dirfd, SRIOV_PCI_SUBDIR, &pci_fd);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s/: %s", SRIOV_PCI_SUBDIR,
+				  strerror(-ret));
+	memcpy(bdf, rec.bdf, sizeof(bdf));
+	ret = vf_claim_lock(pci_fd, bdf, SRIOV_LOCK_TIMEOUT_MS, &claim);
+	if (ret == -ETIMEDOUT) {
+		cni_errorf(err, CNI_ERR_TRY_AGAIN,
+			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", bdf);
+		goto out;
+	}
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF: %s", bdf, strerror(-ret));
+		goto out;
+	}
+	/* A DEL may have come first: only what is still recorded under the lock is undone. */
+	ret = sriov_record_read(state_dirfd, name, &rec);
+	if (ret == 0 && strcmp(rec.bdf, bdf) == 0)
+		ret = sriov_release_locked(&rec, rec.netns, state_dirfd, &claim, paths, err);
+	else
+		ret = ret == -ENOENT ? 0 : ret;
+	vf_claim_release(&claim);
+out:
+	close(pci_fd);
+	return err->code ? -1 : ret;
+}
+
+/* ---- DEL ---- */
+
+struct del_ctx {
+	struct cni_request *req;
+	struct sriov_paths paths;
+	const char *state_dir;		/* NULL: no usable stateDir */
+	int dirfd, pci_fd;
+	char name[512];			/* the record's */
+	char bdf[VF_BDF_LEN];		/* the VF, "" when neither record nor config says */
+	struct vf_claim claim;		/* lock_fd -1: not locked */
+	struct vf_owner me;
+};
+
+/* Each problem is logged and leaves the fd at -1: DEL goes on without it. */
+static void open_state(struct del_ctx *c)
+{
+	struct cni_error e = { 0 };
+	int ret;
+
+	if (sriov_state_dir(c->req, &c->state_dir, &e)) {
+		log_error("%s: the attachment's record, lock and in-use marker cannot be reached",
+			  e.msg);
+		c->state_dir = NULL;
+		return;
+	}
+	ret = state_dir_open(c->state_dir, &c->dirfd);
+	if (ret < 0) {
+		log_error("stateDir %s: %s: the attachment's record cannot be reached", c->state_dir,
+			  strerror(-ret));
+		c->state_dir = NULL;
+		return;
+	}
+	ret = state_subdir_open(c->dirfd, SRIOV_PCI_SUBDIR, &c->pci_fd);
+	if (ret < 0)
+		log_error("stateDir %s: %s/: %s: the VF's lock and in-use marker cannot be reached",
+			  c->state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
+}
+
+/* The record of this attachment: 0, -ENOENT, or -EBADMSG for one DEL cannot use. */
+static int read_record(struct del_ctx *c, struct sriov_record *rec)
+{
+	int ret;
+
+	if (c->dirfd < 0)
+		return -EBADMSG;
+	ret = sriov_record_read(c->dirfd, c->name, rec);
+	/* A record is found by its name: one that says otherwise is not this attachment's. */
+	if (ret == 0 && (strcmp(rec->container_id, c->req->env.container_id) ||
+			 strcmp(rec->ifname, c->req->env.ifname)))
+		ret = -EBADMSG;
+	return ret;
+}
+
+/* The VF's lock: -ETIMEDOUT is for the runtime to retry; any other failure goes on without. */
+static int lock_vf(struct del_ctx *c)
+{
+	int ret;
+
+	if (c->pci_fd < 0 || !c->bdf[0])
+		return 0;
+	ret = vf_claim_lock(c->pci_fd, c->bdf, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	if (ret < 0 && ret != -ETIMEDOUT) {
+		log_error("deviceID %s: cannot lock the VF in %s/%s: %s: going on without the lock",
+			  c->bdf, c->state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
+		ret = 0;
+	}
+	return ret;
+}
+
+/*
+ * No usable record (unreadable, or no stateDir): the config's deviceID and
+ * CNI_IFNAME say where the VF is, the marker how it was on the host.
+ */
+static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
+{
+	const char *netns = c->req->env.netns;
+	const struct vf_owner *owner = NULL;
+	bool locked = c->claim.lock_fd >= 0;
+	struct sriov_record rec;
+	struct link_sock *ls;
+	struct link_info li;
+	struct vf_dev vf;
+	char who[4400];
+	int pod_fd, ret;
+
+	if (!c->bdf[0]) {
+		log_error("%s, and the config names no VF (deviceID): the VF of %s:%s is not "
+			  "restored; %s", why, c->req->env.container_id, c->req->env.ifname, BY_HAND);
+		return 0;
+	}
+	/* Enough to name the unreadable record, for the branches that only forget it. */
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.container_id, sizeof(rec.container_id), "%s", c->req->env.container_id);
+	snprintf(rec.ifname, sizeof(rec.ifname), "%s", c->req->env.ifname);
+	ret = vf_lookup(c->paths.sysfs_root, c->bdf, &vf);
+	if (ret == -ENODEV || ret == -ENOTSUP) {
+		log_warn("%s; VF %s is gone from %s/bus/pci/devices: nothing to restore", why,
+			 c->bdf, c->paths.sysfs_root);
+		goto forget;
+	}
+	if (ret < 0) {
+		log_error("%s; VF %s: %s: not restored; %s", why, c->bdf, strerror(-ret), BY_HAND);
+		goto forget;
+	}
+	if (locked && c->claim.marker == VF_MARKER_READ) {
+		if (!vf_claim_held_by(&c->claim, &c->me)) {
+			vf_owner_format(&c->claim.owner, who, sizeof(who));
+			log_info("%s; VF %s belongs to %s: leaving it alone", why, c->bdf, who);
+			goto forget;
+		}
+		owner = &c->claim.owner;
+	} else if (!locked) {
+		/* Nothing tells whose the VF is but the pod holding it under CNI_IFNAME. */
+		ret = -ENODEV;
+		if (!vf.dpdk && netns && netns_open(netns, &pod_fd) == 0) {
+			ret = link_sock_open_in(pod_fd, &ls);
+			close(pod_fd);
+			if (ret == 0) {
+				ret = link_get_by_name(ls, c->req->env.ifname, &li);
+				link_sock_close(ls);
+			}
+		}
+		if (ret < 0) {
+			log_error("%s, and without its lock and in-use marker VF %s is restored only "
+				  "from the pod that holds it, which has no %s: not restored; %s", why,
+				  c->bdf, c->req->env.ifname, BY_HAND);
+			return 0;
+		}
+	}
+	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
+			      &rec);
+	log_warn("%s: falling back on deviceID %s and CNI_IFNAME %s: the VF goes home as %s, "
+		 "its PF settings back to the driver's defaults%s", why, c->bdf,
+		 c->req->env.ifname, vf.dpdk ? "(dpdk)" : rec.host_ifname,
+		 owner ? "" : " (its host name, MAC and MTU are not known)");
+	return sriov_release_locked(&rec, netns, c->dirfd, &c->claim, &c->paths, err);
+forget:
+	forget_record(c->dirfd, &rec);
+	if (locked && vf_claim_clear(&c->claim, &c->me) == 0)
+		log_debug("VF %s: in-use marker cleared", c->bdf);
+	return 0;
+}
+
+/* Undo the attachment with the VF's lock held (when there is one to take). */
+static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
+		   struct cni_error *err)
+{
+	char why[700];
+	int ret;
+
+	if (rec_ret == 0)
+		return sriov_release_locked(rec, c->req->env.netns, c->dirfd, &c->claim, &c->paths,
+					    err);
+	if (rec_ret == -ENOENT) {
+		/*
+		 * ADD writes the marker, then the record: an ADD killed in
+		 * between changed nothing else.
+		 */
+		if (c->claim.lock_fd >= 0 && vf_claim_held_by(&c->claim, &c->me)) {
+			ret = vf_claim_clear(&c->claim, &c->me);
+			log_info("VF %s: no record, but its in-use marker names this attachment: %s",
+				 c->bdf, ret < 0 ? strerror(-ret) : "cleared");
+		} else {
+			log_debug("no record of %s:%s: nothing to undo", c->req->env.container_id,
+				  c->req->env.ifname);
+		}
+		return 0;
+	}
+	if (c->state_dir)
+		snprintf(why, sizeof(why), "stateDir %s: the record %s is unreadable", c->state_dir,
+			 c->name);
+	else
+		snprintf(why, sizeof(why), "no usable stateDir");
+	log_error("%s", why);
+	return fallback(c, why, err);
 }
 
 int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 {
-	struct cni_error ipam_err = { 0 };
+	struct cni_error ipam_err = { 0 }, ignored = { 0 };
+	struct del_ctx c = { .req = req, .dirfd = -1, .pci_fd = -1 };
 	struct sriov_record rec;
-	struct sriov_paths paths;
-	const char *state_dir, *ipam;
-	char name[512];
-	int dirfd = -1, ret;
+	const char *ipam;
+	int rec_ret, ret;
 
-	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err))
-		return -1;
-	/* First, and whatever else happens: an address never leaks (plugins #1196). */
+	c.claim.lock_fd = -1;
+	sriov_env_paths_lenient(&c.paths);
+	open_state(&c);
+	sriov_record_name(req->env.container_id, req->env.ifname, c.name, sizeof(c.name));
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.container_id, sizeof(rec.container_id), "%s", req->env.container_id);
+	snprintf(rec.ifname, sizeof(rec.ifname), "%s", req->env.ifname);
+	snprintf(rec.netns, sizeof(rec.netns), "%s", req->env.netns ? req->env.netns : "");
+	sriov_owner_of(&rec, &c.me);
+	rec_ret = read_record(&c, &rec);
+	if (rec_ret == 0)
+		memcpy(c.bdf, rec.bdf, sizeof(c.bdf));
+	else if (sriov_device_id(req, c.bdf, &ignored))
+		c.bdf[0] = '\0';
+	/*
+	 * Under the VF's lock from here: an ADD of this attachment racing this
+	 * DEL either finished before (and everything it made is undone, its
+	 * address too) or starts after (and finds nothing of this DEL's).
+	 */
+	ret = lock_vf(&c);
+	/* Whatever else happens: an address never leaks (plugins #1196). */
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
 		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-
-	ret = state_dir_open(state_dir, &dirfd);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", state_dir, strerror(-ret));
+	if (ret == -ETIMEDOUT) {
+		cni_errorf(err, CNI_ERR_TRY_AGAIN,
+			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c.bdf);
 		goto out;
 	}
-	sriov_record_name(req->env.container_id, req->env.ifname, name, sizeof(name));
-	ret = sriov_record_read(dirfd, name, &rec);
-	if (ret == -ENOENT) {
-		log_debug("no record of %s:%s: nothing to undo", req->env.container_id,
-			  req->env.ifname);
-	} else if (ret < 0) {
-		/* Nothing in it can be trusted to restore from, and keeping it would fail every retry. */
-		log_error("stateDir %s: record %s is unreadable (%s): removing it", state_dir, name,
-			  strerror(-ret));
-		state_remove(dirfd, name);
-	} else if (sriov_release(&rec, req->env.netns, dirfd, &paths, err)) {
-		goto out;
+	if (c.claim.lock_fd >= 0) {
+		rec_ret = read_record(&c, &rec);
+		if (rec_ret == 0 && strcmp(rec.bdf, c.claim.bdf)) {
+			/* Recorded for another VF since: that VF's lock. */
+			vf_claim_release(&c.claim);
+			memcpy(c.bdf, rec.bdf, sizeof(c.bdf));
+			if (lock_vf(&c) == -ETIMEDOUT) {
+				cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: another ADD or DEL "
+					   "holds the VF's lock; try again", c.bdf);
+				goto out;
+			}
+			if (c.claim.lock_fd >= 0)
+				rec_ret = read_record(&c, &rec);
+		}
 	}
+	release(&c, &rec, rec_ret, err);
 out:
-	if (dirfd >= 0)
-		close(dirfd);
+	vf_claim_release(&c.claim);
+	if (c.pci_fd >= 0)
+		close(c.pci_fd);
+	if (c.dirfd >= 0)
+		close(c.dirfd);
 	/* With the VF home and the record gone, a retry only repeats the IPAM's DEL. */
 	if (!err->code && ipam_err.code) {
 		*err = ipam_err;

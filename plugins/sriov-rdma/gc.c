@@ -59,7 +59,7 @@ static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
 			 rec.ifname, rec.bdf);
 		memset(&one, 0, sizeof(one));
 		/* The spec: keep going past a failure; report the first one. */
-		if (sriov_release(&rec, rec.netns, dirfd, paths, &one) && !err->code)
+		if (sriov_release_record(dirfd, de->d_name, paths, &one) && one.code && !err->code)
 			*err = one;
 	}
 	closedir(dir);

@@ -24,9 +24,22 @@ static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_e
 	return setup_log(req, err) ? -1 : sriov_cmd_add(req, res, err);
 }
 
+/*
+ * DEL and GC must finish whatever the config says since ADD: a logLevel or
+ * logFile they cannot use is reported on stderr, and they go on.
+ */
+static void setup_log_lenient(struct cni_request *req)
+{
+	struct cni_error e = { 0 };
+
+	if (setup_log(req, &e))
+		log_error("%s: logging to stderr", e.msg);
+}
+
 static int cmd_del(struct cni_request *req, struct cni_error *err)
 {
-	return setup_log(req, err) ? -1 : sriov_cmd_del(req, err);
+	setup_log_lenient(req);
+	return sriov_cmd_del(req, err);
 }
 
 static int cmd_check(struct cni_request *req, struct cni_error *err)
@@ -41,7 +54,8 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 
 static int cmd_gc(struct cni_request *req, struct cni_error *err)
 {
-	return setup_log(req, err) ? -1 : sriov_cmd_gc(req, err);
+	setup_log_lenient(req);
+	return sriov_cmd_gc(req, err);
 }
 
 static const struct cni_plugin plugin = {

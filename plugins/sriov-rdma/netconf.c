@@ -104,8 +104,7 @@ static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 }
 
 /* runtimeConfig.deviceID, then deviceID, then Multus' pciBusID. */
-static int parse_device_id(const struct cni_request *req, struct sriov_conf *conf,
-			   struct cni_error *err)
+int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err)
 {
 	const char *id = NULL, *field = "deviceID";
 
@@ -128,7 +127,7 @@ static int parse_device_id(const struct cni_request *req, struct sriov_conf *con
 				  "set it in the config when calling the plugin directly");
 		return -EINVAL;
 	}
-	if (vf_bdf_parse(id, conf->bdf) < 0) {
+	if (vf_bdf_parse(id, bdf) < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)", field, id);
 		return -EINVAL;
@@ -283,6 +282,27 @@ int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err)
 	return 0;
 }
 
+void sriov_env_paths_lenient(struct sriov_paths *paths)
+{
+	struct cni_error err = { 0 };
+
+	/* Production nodes set none of them: the default is the real host. */
+	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, &err)) {
+		log_error("%s: ignored, using %s", err.msg, SRIOV_DEFAULT_SYSFS);
+		paths->sysfs_root = SRIOV_DEFAULT_SYSFS;
+	}
+	memset(&err, 0, sizeof(err));
+	if (env_path(SRIOV_ENV_PF_FAKE_DIR, NULL, &paths->pf_fake_dir, &err)) {
+		log_error("%s: ignored, asking the kernel", err.msg);
+		paths->pf_fake_dir = NULL;
+	}
+	memset(&err, 0, sizeof(err));
+	if (env_path(SRIOV_ENV_RDMA_FAKE_DIR, NULL, &paths->rdma_fake_dir, &err)) {
+		log_error("%s: ignored, asking the kernel", err.msg);
+		paths->rdma_fake_dir = NULL;
+	}
+}
+
 int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
 		    struct cni_error *err)
 {
@@ -327,7 +347,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	if (conf_check_keys(req->conf, "", known_keys, err))
 		return -EINVAL;
 	if (sriov_env_paths(&conf->paths, err) ||
-	    parse_device_id(req, conf, err) ||
+	    sriov_device_id(req, conf->bdf, err) ||
 	    parse_vlan(req, conf, err) ||
 	    parse_mac(req, conf, err) ||
 	    parse_vf_props(req, conf, err) ||

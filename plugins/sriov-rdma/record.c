@@ -2,7 +2,10 @@
 /*
  * The attachment record (<stateDir>/<containerID>:<ifname>.json) and the
  * device-info file. The record holds what DEL needs to undo an ADD even
- * when the config it gets differs or the pod's namespace is gone.
+ * when the config it gets differs or the pod's namespace is gone. ADD
+ * writes it before its first change on the host, marked "inProgress",
+ * and again without the mark once it succeeded, so a DEL after ADD was
+ * killed knows everything that may have changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
 #include "cni.h"
 #include "link.h"
 #include "state.h"
@@ -64,14 +69,35 @@ static const cJSON *get(const cJSON *o, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
-static bool get_num(const cJSON *o, const char *key, double *v)
+/*
+ * An integer in [min, max] under key: -ENOENT when absent, -EBADMSG for
+ * anything else (a string, NaN, a fraction, a value out of range), so no
+ * conversion below ever sees a number it cannot represent.
+ */
+static int get_int(const cJSON *o, const char *key, double min, double max, long long *v)
 {
 	const cJSON *n = get(o, key);
 
-	if (!cJSON_IsNumber(n))
-		return false;
-	*v = n->valuedouble;
-	return true;
+	if (!n)
+		return -ENOENT;
+	if (!cJSON_IsNumber(n) || !(n->valuedouble >= min && n->valuedouble <= max) ||
+	    n->valuedouble != (double)(long long)n->valuedouble)
+		return -EBADMSG;
+	*v = (long long)n->valuedouble;
+	return 0;
+}
+
+/* Present and in range (an optional key may be absent: *v is then def). */
+static bool int_ok(const cJSON *o, const char *key, double min, double max, bool required,
+		   long long def, long long *v)
+{
+	int ret = get_int(o, key, min, max, v);
+
+	if (ret == -ENOENT && !required) {
+		*v = def;
+		return true;
+	}
+	return ret == 0;
 }
 
 static int get_str(const cJSON *o, const char *key, char *out, size_t len, bool required)
@@ -97,9 +123,10 @@ static int get_mac(const cJSON *o, const char *key, uint8_t mac[6])
 	return 0;
 }
 
+/* A field the record has must hold a value vf_pf_set accepts: DEL sends it to the PF. */
 static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
 {
-	double v, q, p;
+	long long vlan, qos, proto, state, min, max;
 
 	memset(c, 0, sizeof(*c));
 	if (!cJSON_IsObject(o))
@@ -109,27 +136,43 @@ static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
 			return -EBADMSG;
 		c->mask |= VF_CFG_MAC;
 	}
-	if (get_num(o, "vlan", &v) && get_num(o, "vlanQoS", &q) && get_num(o, "vlanProto", &p)) {
-		c->vlan = (int)v;
-		c->qos = (int)q;
-		c->vlan_proto = (uint16_t)p;
+	if (get(o, "vlan") || get(o, "vlanQoS") || get(o, "vlanProto")) {
+		if (!int_ok(o, "vlan", 0, 4094, true, 0, &vlan) ||
+		    !int_ok(o, "vlanQoS", 0, 7, true, 0, &qos) ||
+		    !int_ok(o, "vlanProto", 0, 0xffff, true, 0, &proto) ||
+		    (proto != ETH_P_8021Q && proto != ETH_P_8021AD) ||
+		    (!vlan && (qos || proto != ETH_P_8021Q)))
+			return -EBADMSG;
+		c->vlan = (int)vlan;
+		c->qos = (int)qos;
+		c->vlan_proto = (uint16_t)proto;
 		c->mask |= VF_CFG_VLAN;
 	}
-	if (cJSON_IsBool(get(o, "spoofchk"))) {
+	if (get(o, "spoofchk")) {
+		if (!cJSON_IsBool(get(o, "spoofchk")))
+			return -EBADMSG;
 		c->spoofchk = cJSON_IsTrue(get(o, "spoofchk"));
 		c->mask |= VF_CFG_SPOOFCHK;
 	}
-	if (cJSON_IsBool(get(o, "trust"))) {
+	if (get(o, "trust")) {
+		if (!cJSON_IsBool(get(o, "trust")))
+			return -EBADMSG;
 		c->trust = cJSON_IsTrue(get(o, "trust"));
 		c->mask |= VF_CFG_TRUST;
 	}
-	if (get_num(o, "linkState", &v)) {
-		c->link_state = (int)v;
+	if (get(o, "linkState")) {
+		if (!int_ok(o, "linkState", IFLA_VF_LINK_STATE_AUTO, IFLA_VF_LINK_STATE_DISABLE,
+			    true, 0, &state))
+			return -EBADMSG;
+		c->link_state = (int)state;
 		c->mask |= VF_CFG_LINK_STATE;
 	}
-	if (get_num(o, "minTxRate", &v) && get_num(o, "maxTxRate", &q)) {
-		c->min_tx_rate = (unsigned)v;
-		c->max_tx_rate = (unsigned)q;
+	if (get(o, "minTxRate") || get(o, "maxTxRate")) {
+		if (!int_ok(o, "minTxRate", 0, UINT32_MAX, true, 0, &min) ||
+		    !int_ok(o, "maxTxRate", 0, UINT32_MAX, true, 0, &max) || (max && min > max))
+			return -EBADMSG;
+		c->min_tx_rate = (unsigned)min;
+		c->max_tx_rate = (unsigned)max;
 		c->mask |= VF_CFG_RATE;
 	}
 	return 0;
@@ -161,7 +204,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddStringToObject(o, "rdmaPodName", r->rdma_pod_name) &&
 	     cJSON_AddBoolToObject(o, "rdmaMoved", r->rdma_moved) &&
 	     cJSON_AddBoolToObject(o, "rdmaRenamed", r->rdma_renamed) &&
-	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file);
+	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file) &&
+	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true));
 	if (ok)
 		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
 		     cJSON_AddItemToObject(o, "vfOriginal", vfcfg_to_json(&r->vf_orig));
@@ -176,13 +220,29 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	return o;
 }
 
+/* 0 (a device's MTU unknown), else what a netdev can take. */
+static bool mtu_ok(long long mtu)
+{
+	return mtu == 0 || (mtu >= 68 && mtu <= 65535);
+}
+
+static bool bdf_ok(const char *bdf, bool required)
+{
+	char canon[VF_BDF_LEN];
+
+	if (!bdf[0])
+		return !required;
+	return vf_bdf_parse(bdf, canon) == 0 && !strcmp(canon, bdf);
+}
+
 static int record_from_json(const cJSON *o, struct sriov_record *r)
 {
-	const cJSON *addrs, *a;
-	double v;
+	const cJSON *addrs, *a, *flag;
+	long long v, index, host_mtu, pod_mtu, rdma_index;
 
 	memset(r, 0, sizeof(*r));
-	if (!get_num(o, "version", &v) || (int)v != RECORD_VERSION)
+	if (!cJSON_IsObject(o) || !int_ok(o, "version", 0, 1000, true, 0, &v) ||
+	    v != RECORD_VERSION)
 		return -EBADMSG;
 	if (get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
 	    get_str(o, "ifname", r->ifname, sizeof(r->ifname), true) ||
@@ -198,25 +258,39 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    vfcfg_from_json(get(o, "vfApplied"), &r->vf_applied) ||
 	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig))
 		return -EBADMSG;
-	if (!get_num(o, "vfIndex", &v))
+	/* Every number is checked before it is converted: a garbled one makes the record unreadable. */
+	if (!int_ok(o, "vfIndex", 0, 65535, true, 0, &index) ||
+	    !int_ok(o, "hostMtu", 0, 65535, false, 0, &host_mtu) || !mtu_ok(host_mtu) ||
+	    !int_ok(o, "podMtu", 0, 65535, false, 0, &pod_mtu) || !mtu_ok(pod_mtu) ||
+	    !int_ok(o, "rdmaIndex", 0, UINT32_MAX, false, 0, &rdma_index))
 		return -EBADMSG;
-	r->vf_index = (int)v;
-	r->host_mtu = get_num(o, "hostMtu", &v) ? (int)v : 0;
-	r->pod_mtu = get_num(o, "podMtu", &v) ? (int)v : 0;
+	r->vf_index = (int)index;
+	r->host_mtu = (int)host_mtu;
+	r->pod_mtu = (int)pod_mtu;
+	r->rdma_index = (uint32_t)rdma_index;
 	r->dpdk = cJSON_IsTrue(get(o, "dpdk"));
 	r->host_up = cJSON_IsTrue(get(o, "hostUp"));
-	r->rdma_index = get_num(o, "rdmaIndex", &v) && v >= 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
 	r->rdma_moved = cJSON_IsTrue(get(o, "rdmaMoved"));
 	r->rdma_renamed = cJSON_IsTrue(get(o, "rdmaRenamed"));
+	/* Written before the first change on the host; absent once ADD finished. */
+	flag = get(o, "inProgress");
+	if (flag && !cJSON_IsBool(flag))
+		return -EBADMSG;
+	r->in_progress = cJSON_IsTrue(flag);
 	addrs = get(o, "addresses");
+	if (addrs && !cJSON_IsArray(addrs))
+		return -EBADMSG;
 	cJSON_ArrayForEach(a, addrs) {
 		if (r->n_addrs >= CNI_MAX_IPS || !cJSON_IsString(a) ||
 		    strlen(a->valuestring) >= sizeof(r->addrs[0]))
 			return -EBADMSG;
 		strcpy(r->addrs[r->n_addrs++], a->valuestring);
 	}
-	/* The name came from a file: it must still be a valid ifname and BDF. */
-	if (!cni_valid_ifname(r->ifname) || (r->host_ifname[0] && !cni_valid_ifname(r->host_ifname)))
+	/* Names came from a file and reach the kernel and paths: they must still be valid. */
+	if (!cni_valid_container_id(r->container_id) || !cni_valid_ifname(r->ifname) ||
+	    (r->netns[0] && !cni_valid_netns_path(r->netns)) || !bdf_ok(r->bdf, true) ||
+	    !bdf_ok(r->pf_bdf, false) || (r->pf_netdev[0] && !cni_valid_ifname(r->pf_netdev)) ||
+	    (r->host_ifname[0] && !cni_valid_ifname(r->host_ifname)))
 		return -EBADMSG;
 	/* DEL renames the RDMA device back to this name: it must be one the kernel takes. */
 	if ((r->rdma_dev[0] && !rdma_dev_name_valid(r->rdma_dev)) ||
@@ -247,16 +321,35 @@ int sriov_record_write(int dirfd, const struct sriov_record *rec)
 	return ret;
 }
 
-int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec)
+int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec)
 {
 	cJSON *o;
 	int ret;
 
-	ret = state_read_json(dirfd, name, &o);
-	if (ret < 0)
-		return ret;
+	if (state_unseal(buf, &len) < 0)
+		return -EBADMSG;
+	o = cJSON_ParseWithLength(buf, len);
+	if (!o)
+		return -EBADMSG;
 	ret = record_from_json(o, rec);
 	cJSON_Delete(o);
+	return ret;
+}
+
+int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec)
+{
+	char *buf;
+	size_t len;
+	int ret;
+
+	ret = state_read(dirfd, name, &buf, &len, STATE_MAX_FILE);
+	if (ret == -ENOENT)
+		return ret;
+	/* Not a regular file, too big, a symlink: as unreadable as a garbled one. */
+	if (ret < 0)
+		return -EBADMSG;
+	ret = sriov_record_parse(buf, len, rec);
+	free(buf);
 	return ret;
 }
 

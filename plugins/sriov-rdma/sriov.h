@@ -62,9 +62,15 @@ struct sriov_conf {
 
 /*
  * What an ADD changed, enough for DEL, CHECK and GC to undo or verify it
- * without the configuration (which may have changed since).
+ * without the configuration (which may have changed since). While ADD
+ * runs (in_progress) it says what ADD is about to change: every step that
+ * changes the host is declared in it before the first one runs, and DEL
+ * undoing a step that never ran finds nothing to change (the VF settings
+ * are the ones read under the same lock, the devices are looked for by
+ * identity wherever they are).
  */
 struct sriov_record {
+	bool in_progress;		/* ADD has not finished (or was killed) */
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];
@@ -84,9 +90,9 @@ struct sriov_record {
 	char rdma_dev[RDMA_NAME_MAX];	/* the RDMA device's host name, "" when none was handled */
 	uint32_t rdma_index;		/* stable across moves and renames */
 	char rdma_pod_name[RDMA_NAME_MAX];	/* the name the pod sees */
-	bool rdma_moved;		/* into the pod (exclusive mode) */
+	bool rdma_moved;		/* into the pod (exclusive mode), or about to */
 	bool rdma_renamed;		/* to rdmaName, inside the pod */
-	char devinfo_file[4096];	/* "" when none was written */
+	char devinfo_file[4096];	/* "" when ADD writes none */
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
 };
@@ -100,6 +106,10 @@ const char *sriov_ipam_type(const struct cni_request *req);
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
 /* SRIOV_RDMA_SYSFS_ROOT (default /sys), SRIOV_RDMA_PF_FAKE_DIR and SRIOV_RDMA_RDMA_FAKE_DIR. */
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
+/* The same for DEL and GC: a hook that fails validation is logged and ignored. */
+void sriov_env_paths_lenient(struct sriov_paths *paths);
+/* The config's VF (runtimeConfig.deviceID, deviceID, pciBusID) alone: DEL's fallback. */
+int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err);
 /* "rdma" alone (STATUS must work without a deviceID). */
 int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
 		    struct cni_error *err);
@@ -109,8 +119,10 @@ int sriov_log_setup(const struct cni_request *req, struct cni_error *err);
 /* record.c */
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
 int sriov_record_write(int dirfd, const struct sriov_record *rec);
-/* -ENOENT when absent, -EBADMSG when unreadable. */
+/* -ENOENT when absent, -EBADMSG when unreadable (garbled, out of range, not a file). */
 int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
+/* The same from a sealed buffer (modified in place): the parser the fuzz target drives. */
+int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, struct cni_error *err);
@@ -170,9 +182,33 @@ int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *
 /* STATUS: code 50 when mode is exclusive and the kernel cannot serve it. */
 int sriov_rdma_status(enum sriov_rdma_mode mode, const char *fake_dir, struct cni_error *err);
 
-/* del.c: undo one recorded attachment (DEL and GC). pod_netns may be NULL. */
-int sriov_release(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-		  const struct sriov_paths *paths, struct cni_error *err);
+/* del.c */
+/* The attachment a record describes, as the in-use marker names it. */
+void sriov_owner_of(const struct sriov_record *rec, struct vf_owner *owner);
+/*
+ * Undo one recorded attachment (DEL, GC, and ADD taking over a stale
+ * claim), with the VF's lock held in *claim; pod_netns may be NULL.
+ * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
+ * warning. The record is removed, the marker cleared when it names the
+ * attachment; a marker naming another attachment means the VF has a new
+ * owner, and it is left alone.
+ */
+int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
+			 struct vf_claim *claim, const struct sriov_paths *paths,
+			 struct cni_error *err);
+/*
+ * A record for an attachment whose own cannot be read: the VF as sysfs
+ * shows it now, its host identity from the marker (owner, may be NULL:
+ * then the name is <PF>v<N>, as systemd names a ConnectX VF, and MAC and
+ * MTU stay as they are), its PF-side settings back to the driver's
+ * defaults, the RDMA device the marker names.
+ */
+void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner,
+			   const char *container_id, const char *ifname, const char *netns,
+			   struct sriov_record *rec);
+/* GC: lock the VF of record `name`, read it again under the lock, undo it. */
+int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
+			 struct cni_error *err);
 
 /* Commands. */
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err);

@@ -139,10 +139,18 @@ out:
 	return ret;
 }
 
+/* The recorded host MAC; NULL when it is not known (all-zero): the netdev keeps its own. */
+static const uint8_t *host_mac(const struct sriov_record *rec)
+{
+	static const uint8_t zero[6];
+
+	return memcmp(rec->host_mac, zero, 6) ? rec->host_mac : NULL;
+}
+
 static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls, int pod_idx,
 		       struct link_sock *host_ls)
 {
-	struct link_shape home = { .name = rec->host_ifname, .mac = rec->host_mac,
+	struct link_shape home = { .name = rec->host_ifname, .mac = host_mac(rec),
 				   .mtu = rec->host_mtu, .up = rec->host_up };
 	int host_fd = -1, idx, ret;
 	bool old_free;
@@ -159,7 +167,7 @@ static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 	if (ret < 0 && find_moved(host_ls, rec->host_ifname, rec->ifname, old_free, &idx) == 0) {
 		/* On the host but not as recorded: shape it where it is. */
 		log_warn("%s reached the host but not as recorded: %s", rec->ifname, strerror(-ret));
-		ret = shape_link(host_ls, idx, rec->host_ifname, rec->host_mac, rec->host_mtu);
+		ret = shape_link(host_ls, idx, rec->host_ifname, host_mac(rec), rec->host_mtu);
 		if (ret == 0 && rec->host_up)
 			ret = link_set_up(host_ls, idx, true);
 	}
@@ -194,7 +202,7 @@ static int host_restore(const struct sriov_record *rec, struct link_sock *host_l
 	if (strcmp(name, rec->host_ifname))
 		log_info("VF %s is on the host as %s: renaming it back to %s", rec->bdf, name,
 			 rec->host_ifname);
-	ret = shape_link(host_ls, li.ifindex, rec->host_ifname, rec->host_mac, rec->host_mtu);
+	ret = shape_link(host_ls, li.ifindex, rec->host_ifname, host_mac(rec), rec->host_mtu);
 	if (ret == 0 && rec->host_up)
 		ret = link_set_up(host_ls, li.ifindex, true);
 	return ret;
@@ -215,6 +223,9 @@ int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char 
 		if (ret < 0)
 			goto out;
 		ret = index_of(pod_ls, rec->ifname, &idx);
+		/* A move that failed half way (or an ADD killed in its undo) leaves the old name. */
+		if (ret == -ENODEV && rec->host_ifname[0] && strcmp(rec->host_ifname, rec->ifname))
+			ret = index_of(pod_ls, rec->host_ifname, &idx);
 		if (ret == 0) {
 			*found = true;
 			ret = pod_to_host(rec, pod_ls, idx, host_ls);

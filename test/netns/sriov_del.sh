@@ -119,18 +119,25 @@ if [ -n "${lose:-}" ]; then
 	t_eq "$(ls "$SR_STATE"/*.json | wc -l)" 1 "one record"
 fi
 
-t_begin "a stale in-use marker (owner namespace gone, DEL missed) is taken over"
+t_begin "a stale claim (pod gone without a DEL, VF returned as net1) is taken over, the VF restored first"
 setup
 podA=$(t_netns)
 podB=$(t_netns)
-run ADD "$(conf 0)" sA "$podA"
+run ADD "$(conf 0 '{vlan: 9, spoofchk: "off"}')" sA "$podA"
 t_eq "$T_RC" 0 "ADD into A ($T_OUT)"
+# What the kernel does when the pod's namespace goes: the VF back on the host under the pod's name.
 ip -n "$(basename "$podA")" link set net1 netns 1
-ip link set net1 name "$(sr_net 0)"
+dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
+mv "$dev/net/$(sr_net 0)" "$dev/net/net1"
 ip netns del "$(basename "$podA")"
 run ADD "$(conf 0)" sB "$podB"
 t_eq "$T_RC" 0 "ADD into B ($T_OUT)"
+t_contains "$T_ERR" "taking over the stale claim of $podA (container sA, interface net1): restoring the VF as its record says" "the log says whose claim and how"
 t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "B has the VF"
+t_eq "$(sr_state_files)" "$SR_STATE/sB:net1.json " "A's record is consumed by the takeover"
+t_eq "$(jq -r '.hostIfname, .hostMac, .hostMtu' "$SR_STATE/sB:net1.json" 2>/dev/null | tr '\n' ' ')" \
+	"$(echo "$orig0" | cut -d' ' -f1-3) " "B recorded the VF's original host identity, not A's"
+t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=7 qos=0 proto=802.1Q spoofchk=on" "A's PF settings undone, B's applied"
 t_begin "a late DEL of the old pod leaves the VF of the new owner alone"
 calls_before=$(sr_calls | wc -l)
 run DEL "$(conf 0)" sA "$podA"
@@ -141,9 +148,9 @@ t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=7" "B's VF settings
 t_eq "$(sr_state_files)" "$SR_STATE/sB:net1.json " "only B's record remains"
 run DEL "$(conf 0)" sB "$podB"
 t_eq "$T_RC" 0 "B's DEL ($T_OUT)"
-# A's DEL never ran, so B found (and gives back) the VF as A had shaped it.
-t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1-3)" "$(sr_net 0) 02:00:00:00:bb:01 1300" "VF back on the host as B found it"
-t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+mv "$dev/net/net1" "$dev/net/$(sr_net 0)"
+# The original name, MAC and MTU: not net1, and not A's MAC and MTU.
+assert_home
 
 t_begin "GC releases attachments not in cni.dev/valid-attachments, keeps the others"
 setup

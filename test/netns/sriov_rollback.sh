@@ -98,14 +98,33 @@ t_contains "$(t_jq .msg)" "CNIDeviceInfoFile" "message names the field"
 t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM released"
 assert_untouched "$orig"
 
-t_begin "the record cannot be written: everything undone, device-info file removed"
+t_begin "the final record cannot be written (disk full): everything undone, device-info file removed"
+# A state directory with room for the marker and the first record only:
+# ADD fails on its last step, after every change on the host.
 setup
-mkdir -p "$SR_STATE/rb1:net1.json" "$T_TMP/devinfo"
+mkdir -p "$SR_STATE" "$T_TMP/devinfo"
+mount -t tmpfs -o size=64k tmpfs "$SR_STATE"
+t_defer "umount $SR_STATE"
+dd if=/dev/zero of="$SR_STATE/fill" bs=4096 count=14 2>/dev/null
 add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$T_TMP/devinfo/f.json\"}}")"
 t_eq "$(t_jq .code)" 5 "error code"
 t_contains "$(t_jq .msg)" "stateDir" "message names stateDir"
+t_contains "$T_ERR" "ADD failed at commit" "it failed at the last step"
 t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM released"
 t_eq "$(ls "$T_TMP/devinfo")" "" "device-info file removed"
+rm -f "$SR_STATE/fill"
+assert_untouched "$orig"
+umount "$SR_STATE"
+
+t_begin "a directory where the attachment's record goes: code 104, nothing changed"
+setup
+mkdir -p "$SR_STATE/rb1:net1.json"
+add "$(conf ok)"
+t_eq "$(t_jq .code)" 104 "error code"
+t_contains "$(t_jq .msg)" "rb1:net1.json" "names the record"
+t_contains "$(t_jq .details)" "DEL the attachment" "says how to recover"
+t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
+t_eq "$(sr_calls)" "" "PF never asked"
 rmdir "$SR_STATE/rb1:net1.json"
 assert_untouched "$orig"
 

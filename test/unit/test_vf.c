@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
@@ -363,6 +364,98 @@ static void test_pf_names(void)
 	CHECK_INT(vf_pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
 }
 
+/* A recorded VF's PF vanishes: every request answers ENODEV, as the kernel's. */
+static void test_pf_gone(void)
+{
+	char vfs[600], saved[600];
+	struct vf_config c = { .mask = VF_CFG_TRUST, .trust = true };
+	struct vf_pf *pf;
+
+	fake_reset();
+	snprintf(vfs, sizeof(vfs), "%s/" PF ".vfs", fakedir);
+	snprintf(saved, sizeof(saved), "%s/saved.vfs", tmp);
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(rename(vfs, saved), 0);
+	CHECK_INT(vf_pf_set(pf, 3, &c), -ENODEV);
+	CHECK_INT(vf_pf_get(pf, 3, &c), -ENODEV);
+	vf_pf_close(pf);
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), -ENODEV);
+	CHECK_INT(rename(saved, vfs), 0);
+	/* The kernel's PF: a netdev that does not exist is gone, not an error. */
+	CHECK_INT(vf_pf_open("nosuchpf0", NULL, &pf), -ENODEV);
+}
+
+/*
+ * Plugins run side by side on one PF: each of them sets its own VF many
+ * times while the others do the same. No update may be lost and no reader
+ * may ever see a torn state file.
+ */
+#define PAR_WRITERS 6
+#define PAR_ROUNDS 30
+
+static void par_writer(int vf)
+{
+	struct vf_config c = { .mask = VF_CFG_VLAN, .vlan_proto = ETH_P_8021Q }, got;
+	struct vf_pf *pf;
+	int i;
+
+	if (vf_pf_open(PF, fakedir, &pf) < 0)
+		_exit(2);
+	for (i = 1; i <= PAR_ROUNDS; i++) {
+		c.vlan = i;
+		if (vf_pf_set(pf, vf, &c) < 0 || vf_pf_get(pf, vf, &got) < 0 || got.vlan != i)
+			_exit(3);
+	}
+	vf_pf_close(pf);
+	_exit(0);
+}
+
+static void test_pf_parallel_writers(void)
+{
+	pid_t pids[PAR_WRITERS];
+	struct vf_config got;
+	struct vf_pf *pf;
+	int i, status, failed = 0;
+
+	fake_reset();
+	for (i = 0; i < PAR_WRITERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			par_writer(i);
+	}
+	for (i = 0; i < PAR_WRITERS; i++) {
+		if (pids[i] < 0 || waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			failed++;
+	}
+	CHECK_INT(failed, 0);
+	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	for (i = 0; i < PAR_WRITERS; i++) {
+		CHECK_INT(vf_pf_get(pf, i, &got), 0);
+		CHECK_INT(got.vlan, PAR_ROUNDS);
+	}
+	vf_pf_close(pf);
+}
+
+static void test_config_default(void)
+{
+	static const uint8_t zero[6];
+	struct vf_config d;
+
+	vf_config_default(&d);
+	CHECK_INT(d.mask, VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
+		  VF_CFG_LINK_STATE | VF_CFG_RATE);
+	CHECK(!memcmp(d.mac, zero, 6));
+	CHECK_INT(d.vlan, 0);
+	CHECK_INT(d.qos, 0);
+	CHECK_INT(d.vlan_proto, ETH_P_8021Q);
+	CHECK(!d.spoofchk);
+	CHECK(!d.trust);
+	CHECK_INT(d.link_state, IFLA_VF_LINK_STATE_AUTO);
+	CHECK_INT(d.min_tx_rate, 0);
+	CHECK_INT(d.max_tx_rate, 0);
+}
+
 /* ---- claims ---- */
 
 static int claims_dir(const char *name)
@@ -374,57 +467,145 @@ static int claims_dir(const char *name)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+static struct vf_owner owner(const char *cid, const char *ifname, const char *netns)
+{
+	struct vf_owner o;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(o.container_id, sizeof(o.container_id), "%s", cid);
+	snprintf(o.ifname, sizeof(o.ifname), "%s", ifname);
+	snprintf(o.netns, sizeof(o.netns), "%s", netns);
+	return o;
+}
+
 static void test_claim_busy_and_release(void)
 {
 	int dirfd = claims_dir("claims");
+	struct vf_owner me = owner("c1", "net1", "/proc/self/ns/net");
+	struct vf_owner other = owner("c2", "net1", "/var/run/netns/other");
 	struct vf_claim a, b;
-	char *marker;
 	char path[600];
 
 	CHECK(dirfd >= 0);
-	CHECK_INT(vf_claim_take(dirfd, "3b:00.2", "/proc/self/ns/net", 1000, &a), 0);
+	CHECK_INT(vf_claim_take(dirfd, "3b:00.2", &me, 1000, &a), 0);
 	CHECK_STR(a.bdf, "0000:3b:00.2");
 	CHECK(a.lock_fd >= 0);
 	CHECK(fcntl(a.lock_fd, F_GETFD) & FD_CLOEXEC);
-	CHECK_INT(vf_claim_mark(&a, "/proc/self/ns/net"), 0);
+	CHECK_INT(a.marker, VF_MARKER_NONE);
+	CHECK_INT(vf_claim_mark(&a, &me), 0);
 	snprintf(path, sizeof(path), "%s/claims/0000:3b:00.2", tmp);
-	marker = slurp(path);
-	CHECK_STR(marker, "/proc/self/ns/net");
+	CHECK_HAS(slurp(path), "\"containerID\":\t\"c1\"");
 	vf_claim_release(&a);
 	CHECK_INT(a.lock_fd, -1);
 
 	/* The owner's namespace is alive and it is not us: busy, lock dropped. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", "/var/run/netns/other", 1000, &b), -EBUSY);
-	CHECK_STR(b.owner, "/proc/self/ns/net");
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", &other, 1000, &b), -EBUSY);
+	CHECK_STR(b.owner.netns, "/proc/self/ns/net");
+	CHECK_STR(b.owner.container_id, "c1");
 	CHECK_INT(b.lock_fd, -1);
 	/* The lock really was dropped: it can be taken again at once. */
 	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.2", 0, &b), 0);
+	CHECK_INT(b.marker, VF_MARKER_READ);
+	/* Only the attachment that wrote the marker clears it. */
+	CHECK_INT(vf_claim_clear(&b, &other), -EBUSY);
+	CHECK(access(path, F_OK) == 0);
 	vf_claim_release(&b);
 
-	/* The same owner again (a repeated ADD) succeeds. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", "/proc/self/ns/net", 1000, &b), 0);
-	CHECK_INT(vf_claim_clear(&b), 0);
+	/* The same attachment again (a repeated ADD) succeeds, and may clear it. */
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", &me, 1000, &b), 0);
+	CHECK(vf_claim_held_by(&b, &me));
+	CHECK_INT(vf_claim_clear(&b, &me), 0);
 	CHECK(access(path, F_OK) != 0);
+	CHECK_INT(vf_claim_clear(&b, &me), 0);
 	vf_claim_release(&b);
+	close(dirfd);
+}
+
+/* A claim belongs to an attachment: another interface of the same pod is refused. */
+static void test_claim_same_pod_other_ifname(void)
+{
+	int dirfd = claims_dir("samepod");
+	struct vf_owner net1 = owner("c1", "net1", "/proc/self/ns/net");
+	struct vf_owner net2 = owner("c1", "net2", "/proc/self/ns/net");
+	struct vf_claim c;
+	char path[600];
+
+	CHECK(dirfd >= 0);
+	snprintf(path, sizeof(path), "%s/samepod/0000:3b:00.7", tmp);
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.7", &net1, 1000, &c), 0);
+	CHECK_INT(vf_claim_mark(&c, &net1), 0);
+	vf_claim_release(&c);
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.7", &net2, 1000, &c), -EBUSY);
+	CHECK_STR(c.owner.ifname, "net1");
+	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.7", 0, &c), 0);
+	CHECK(!vf_claim_held_by(&c, &net2));
+	CHECK_INT(vf_claim_clear(&c, &net2), -EBUSY);
+	vf_claim_release(&c);
+	CHECK(access(path, F_OK) == 0);
 	close(dirfd);
 }
 
 static void test_claim_stale(void)
 {
 	int dirfd = claims_dir("stale");
+	struct vf_owner me = owner("c9", "net1", "/proc/self/ns/net");
+	struct vf_owner gone = owner("c8", "net1", "/var/run/netns/gone-pod-ns");
+	struct vf_claim c;
+
+	CHECK(dirfd >= 0);
+	snprintf(gone.host_ifname, sizeof(gone.host_ifname), "enp59s0f0v3");
+	gone.host_mtu = 1500;
+	gone.host_mac[5] = 0x42;
+	snprintf(gone.rdma_dev, sizeof(gone.rdma_dev), "mlx5_5");
+	gone.rdma_index = 7;
+	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.5", 0, &c), 0);
+	CHECK_INT(vf_claim_mark(&c, &gone), 0);
+	vf_claim_release(&c);
+	/* Its namespace is gone: taken over, with what the marker kept of the VF's host identity. */
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.5", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, VF_MARKER_READ);
+	CHECK(!vf_claim_held_by(&c, &me));
+	CHECK_STR(c.owner.container_id, "c8");
+	CHECK_STR(c.owner.host_ifname, "enp59s0f0v3");
+	CHECK_INT(c.owner.host_mtu, 1500);
+	CHECK_INT(c.owner.host_mac[5], 0x42);
+	CHECK_STR(c.owner.rdma_dev, "mlx5_5");
+	CHECK_INT(c.owner.rdma_index, 7);
+	CHECK_INT(vf_claim_mark(&c, &me), 0);
+	CHECK(vf_claim_held_by(&c, &me));
+	vf_claim_release(&c);
+
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:0", &me, 1000, &c), -EINVAL);
+	close(dirfd);
+}
+
+/* Markers of the earlier format named a namespace alone; torn ones name nobody. */
+static void test_claim_legacy_and_unreadable(void)
+{
+	int dirfd = claims_dir("legacy");
+	struct vf_owner me = owner("c1", "net1", "/proc/self/ns/net");
+	struct vf_owner other = owner("c2", "net1", "/var/run/netns/x");
 	struct vf_claim c;
 	char path[600];
 
 	CHECK(dirfd >= 0);
-	snprintf(path, sizeof(path), "%s/stale/0000:3b:00.5", tmp);
-	CHECK_INT(sh("printf /var/run/netns/gone-pod-ns > '%s'", path), 0);
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.5", "/proc/self/ns/net", 1000, &c), 0);
-	CHECK_STR(c.owner, "/var/run/netns/gone-pod-ns");
-	CHECK_INT(vf_claim_mark(&c, "/proc/self/ns/net"), 0);
-	CHECK_STR(slurp(path), "/proc/self/ns/net");
+	snprintf(path, sizeof(path), "%s/legacy/0000:3b:00.4", tmp);
+	CHECK_INT(sh("printf /proc/self/ns/net > '%s'", path), 0);
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &other, 1000, &c), -EBUSY);
+	CHECK_STR(c.owner.netns, "/proc/self/ns/net");
+	CHECK_STR(c.owner.container_id, "");
+	/* The namespace it names is the attachment's: its DEL clears it. */
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
+	CHECK(vf_claim_held_by(&c, &me));
+	CHECK_INT(vf_claim_clear(&c, &me), 0);
 	vf_claim_release(&c);
 
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:0", "/proc/self/ns/net", 1000, &c), -EINVAL);
+	CHECK_INT(sh("printf '{\"containerID\": \"c2\"' > '%s'", path), 0);
+	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, VF_MARKER_UNREADABLE);
+	CHECK_INT(vf_claim_clear(&c, &me), -EBADMSG);
+	vf_claim_release(&c);
+	CHECK(access(path, F_OK) == 0);
 	close(dirfd);
 }
 
@@ -465,8 +646,13 @@ int main(void)
 	RUN(test_pf_set_nothing);
 	RUN(test_pf_failures);
 	RUN(test_pf_names);
+	RUN(test_pf_gone);
+	RUN(test_pf_parallel_writers);
+	RUN(test_config_default);
 	RUN(test_claim_busy_and_release);
+	RUN(test_claim_same_pod_other_ifname);
 	RUN(test_claim_stale);
+	RUN(test_claim_legacy_and_unreadable);
 	ret = check_summary();
 	sh("rm -rf '%s'", tmp);
 	return ret;
