@@ -1509,9 +1509,8 @@ int vf_claim_clear(struct vf_claim *claim, const struct vf_owner *me)
 	marker_read(claim);
 	if (claim->marker == VF_MARKER_NONE)
 		return 0;
-	if (claim->marker == VF_MARKER_UNREADABLE)
-		return -EBADMSG;
-	if (!vf_claim_held_by(claim, me))
+	/* One that cannot be read holds nothing (ADD takes it over): not worth keeping. */
+	if (claim->marker == VF_MARKER_READ && !vf_claim_held_by(claim, me))
 		return -EBUSY;
 	ret = state_remove(claim->dirfd, claim->bdf);
 	if (ret == 0) {

@@ -145,9 +145,9 @@ bool vf_claim_held_by(const struct vf_claim *claim, const struct vf_owner *me);
 int vf_claim_mark(struct vf_claim *claim, const struct vf_owner *owner);
 /*
  * Remove the marker when it names `me`, as read now under the lock: only
- * the attachment that wrote a marker clears it. 0 also when there is none;
- * -EBUSY when it names another attachment, -EBADMSG when it cannot be read
- * (both left in place).
+ * the attachment that wrote a marker clears it (one that cannot be read
+ * names nobody, and goes too). 0 also when there is none; -EBUSY, the
+ * marker left in place, when it names another attachment.
  */
 int vf_claim_clear(struct vf_claim *claim, const struct vf_owner *me);
 /* Drop the lock (the marker stays as it is). */

@@ -195,12 +195,9 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	}
 	if (locked) {
 		ret = vf_claim_clear(claim, &me);
-		if (ret == -EBADMSG)
-			log_warn("VF %s: its in-use marker is unreadable: left for the next ADD to "
-				 "take over", rec->bdf);
-		else if (ret < 0)
-			log_error("VF %s: cannot remove the in-use marker: %s", rec->bdf,
-				  strerror(-ret));
+		if (ret < 0)
+			log_error("VF %s: cannot remove the in-use marker %s/%s: %s; remove it by hand",
+				  rec->bdf, SRIOV_PCI_SUBDIR, rec->bdf, strerror(-ret));
 	}
 forget:
 	if (rec->devinfo_file[0])
@@ -401,25 +398,25 @@ static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
 		   struct cni_error *err)
 {
 	char why[700];
-	int ret;
 
 	if (rec_ret == 0)
 		return sriov_release_locked(rec, c->req->env.netns, c->dirfd, &c->claim, &c->paths,
 					    err);
 	if (rec_ret == -ENOENT) {
-		/*
-		 * ADD writes the marker, then the record: an ADD killed in
-		 * between changed nothing else.
-		 */
-		if (c->claim.lock_fd >= 0 && vf_claim_held_by(&c->claim, &c->me)) {
-			ret = vf_claim_clear(&c->claim, &c->me);
-			log_info("VF %s: no record, but its in-use marker names this attachment: %s",
-				 c->bdf, ret < 0 ? strerror(-ret) : "cleared");
-		} else {
+		if (c->claim.lock_fd < 0 || !vf_claim_held_by(&c->claim, &c->me)) {
 			log_debug("no record of %s:%s: nothing to undo", c->req->env.container_id,
 				  c->req->env.ifname);
+			return 0;
 		}
-		return 0;
+		/*
+		 * The marker names this attachment: its record was lost (ADD
+		 * writes the marker just before it, so an ADD killed in
+		 * between changed nothing the fallback would not find as is).
+		 */
+		snprintf(why, sizeof(why), "VF %s: no record, but its in-use marker names this "
+			 "attachment", c->bdf);
+		log_warn("%s", why);
+		return fallback(c, why, err);
 	}
 	if (c->state_dir)
 		snprintf(why, sizeof(why), "stateDir %s: the record %s is unreadable", c->state_dir,

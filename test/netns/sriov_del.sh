@@ -152,6 +152,100 @@ mv "$dev/net/net1" "$dev/net/$(sr_net 0)"
 # The original name, MAC and MTU: not net1, and not A's MAC and MTU.
 assert_home
 
+t_begin "a failed second ADD of the VF by the same pod (another ifname) keeps the first attachment's claim"
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+run ADD "$(conf 0)" c1 "$podA"
+t_eq "$T_RC" 0 "first ADD ($T_OUT)"
+t_exec sriov-rdma ADD "$(conf 0)" CNI_CONTAINERID=c1 CNI_NETNS="$podA" CNI_IFNAME=net2
+t_eq "$(t_jq .code)" 101 "second attachment of the VF refused"
+t_contains "$(t_jq .msg)" "in use by $podA (container c1, interface net1)" "names the attachment holding it"
+t_contains "$(sr_markers)" "$(sr_vf 0)" "the first attachment's marker is still there"
+run ADD "$(conf 0)" c2 "$podB"
+t_eq "$(t_jq .code)" 101 "another pod is refused too"
+t_eq "$(sr_pod_link "$podA" net1 | cut -d' ' -f1)" net1 "the first pod keeps the VF"
+run DEL "$(conf 0)" c1 "$podA"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+assert_home
+
+t_begin "a DPDK (vfio) VF is attached once: a second interface of the same pod and a repeated ADD are refused"
+sr_setup 1 --vf 2 0000:3b:00.4 - --driver 0000:3b:00.4 vfio-pci
+podA=$(t_netns)
+dconf=$(conf 0 '{deviceID: "0000:3b:00.4"}' | jq -c 'del(.mtu)')
+run ADD "$dconf" v1 "$podA"
+t_eq "$T_RC" 0 "ADD of the DPDK VF ($T_OUT)"
+t_exec sriov-rdma ADD "$dconf" CNI_CONTAINERID=v1 CNI_NETNS="$podA" CNI_IFNAME=net2
+t_eq "$(t_jq .code)" 101 "same pod, another ifname"
+run ADD "$dconf" v1 "$podA"
+t_eq "$(t_jq .code)" 101 "the same attachment again"
+t_contains "$(t_jq .msg)" "attached already" "says so"
+t_eq "$(ls "$SR_STATE"/*.json | wc -l)" 1 "one record"
+t_contains "$(sr_markers)" "0000:3b:00.4" "the marker stays"
+podB=$(t_netns)
+run ADD "$dconf" v2 "$podB"
+t_eq "$(t_jq .code)" 101 "another pod is still refused after the failed repeats"
+run DEL "$dconf" v1 "$podA"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+
+t_begin "DEL without a record, of an attachment whose marker is there (ADD killed before its record): cleared, VF home"
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+run ADD "$(conf 0)" k1 "$podA"
+cp "$SR_STATE/pci/$(sr_vf 0)" "$T_TMP/marker"
+run DEL "$(conf 0)" k1 "$podA"
+cp "$T_TMP/marker" "$SR_STATE/pci/$(sr_vf 0)"
+run ADD "$(conf 0)" k2 "$podB"
+t_eq "$(t_jq .code)" 101 "the VF is held while the marker names a live pod"
+run DEL "$(conf 0)" k1 "$podA"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+t_contains "$T_ERR" "no record, but its in-use marker names this attachment" "says what it found"
+t_eq "$(sr_markers)" "" "marker cleared"
+run ADD "$(conf 0)" k2 "$podB"
+t_eq "$T_RC" 0 "the VF is free again ($T_OUT)"
+run DEL "$(conf 0)" k2 "$podB"
+
+t_begin "ADD and DEL of one attachment racing: record, marker, VF and address stay in step"
+# pool-ipam behind a wrapper whose DEL lingers after releasing: ADD runs
+# while DEL is inside its IPAM call. Whatever the order, the end is all or
+# nothing.
+cat > "$(t_cni_path)/slowdel-ipam" <<EOS
+#!/bin/sh
+[ "\$CNI_COMMAND" = DEL ] || exec "$(t_cni_path)/pool-ipam"
+"$(t_cni_path)/pool-ipam"
+rc=\$?
+sleep 1
+exit \$rc
+EOS
+chmod +x "$(t_cni_path)/slowdel-ipam"
+setup
+pod=$(t_netns)
+rconf=$(conf 0 "{ipam: {type: \"slowdel-ipam\", subnet: \"10.72.0.0/24\", dataDir: \"$T_TMP/pool\"}}")
+reserved() { find "$T_TMP/pool" -name 'c-r1:net1.*' 2>/dev/null | wc -l; }
+for delay in 0.1 0.4 0.7; do
+	( run DEL "$rconf" r1 "$pod"; echo "$T_RC" > "$T_TMP/del.rc" ) &
+	sleep "$delay"
+	run ADD "$rconf" r1 "$pod"
+	add_rc=$T_RC
+	wait
+	t_eq "$(cat "$T_TMP/del.rc")" 0 "DEL (ADD $delay s after it)"
+	if [ -f "$SR_STATE/r1:net1.json" ]; then
+		t_eq "$add_rc" 0 "attached: ADD succeeded"
+		t_eq "$(reserved)" 1 "attached: the address is held"
+		t_contains "$(cat "$SR_STATE/pci/$(sr_vf 0)" 2>/dev/null)" '"containerID":	"r1"' "attached: the marker names it"
+		t_eq "$(sr_pod_link "$pod" net1 | cut -d' ' -f1)" net1 "attached: the VF is in the pod"
+	else
+		t_eq "$(reserved)$(sr_markers)" "0" "not attached: no address, no marker"
+		t_eq "$(sr_host_link "$(sr_net 0)")" "$orig0" "not attached: the VF is home"
+	fi
+	run DEL "$rconf" r1 "$pod"
+	t_eq "$T_RC" 0 "the final DEL ($T_OUT)"
+	t_eq "$(reserved)" 0 "no address left"
+	assert_home
+done
+
 t_begin "GC releases attachments not in cni.dev/valid-attachments, keeps the others"
 setup
 podA=$(t_netns)

@@ -114,6 +114,27 @@ t_eq "$(ls "$T_TMP/devinfo")" "" "devinfo file removed"
 fake DEL "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$T_RC" 0 "a second DEL succeeds ($T_OUT)"
 
+t_begin "a VF a live pod holds (its RDMA device moved and renamed there): 101 naming the owner, not an RDMA error"
+rdma_setup exclusive
+fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
+t_eq "$T_RC" 0 "ADD into the first pod ($T_OUT $T_ERR)"
+pod1=$pod
+pod=$(t_netns)
+: > "$RF/rdma.calls"
+for mode in exclusive auto; do
+	t_exec sriov-rdma ADD "$(conf "$mode")" CNI_CONTAINERID=rf2 CNI_NETNS="$pod" CNI_IFNAME=net1 \
+		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+	t_eq "$(t_jq .code)" 101 "rdma $mode: error code"
+	t_contains "$(t_jq .msg)" "in use by $pod1 (container rf1, interface net1)" "rdma $mode: names the owner"
+done
+t_eq "$(calls)" "" "nothing asked of RDMA netlink"
+t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1 $(sr_net 0) $(stat -L -c %i "$pod1")" "the device stays in the first pod"
+t_contains "$(sr_markers)" "$(sr_vf 0)" "the first pod's claim stays"
+pod=$pod1
+fake DEL "$(conf exclusive '{rdmaName: "rdma_net1"}')"
+t_eq "$T_RC" 0 "the first pod's DEL ($T_OUT)"
+assert_untouched
+
 t_begin "DEL after the pod's namespace is gone: the kernel returned the device, only the name is restored"
 rdma_setup exclusive
 fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
