@@ -28,7 +28,6 @@ struct add_ctx {
 	int pod_fd;
 	struct vf_claim claim;
 	struct vf_owner me;		/* this attachment, as its in-use marker names it */
-	bool marked;			/* this ADD wrote the marker */
 	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
 	struct vf_pf *pf;
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
@@ -204,8 +203,8 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 
 /*
  * Everything the later steps may change, in one write: a DEL after ADD
- * died at any instant from here on undoes exactly that. Two writes per
- * ADD besides the marker: this one and the final one.
+ * died at any instant from here on undoes exactly that. Two writes of the
+ * record per ADD, this one and the final one, and one of the marker.
  */
 static int record_run(struct add_ctx *c, struct cni_error *err)
 {
@@ -225,17 +224,20 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 		snprintf(c->me.rdma_dev, sizeof(c->me.rdma_dev), "%s", c->rec.rdma_dev);
 		c->me.rdma_index = c->rec.rdma_index;
 	}
-	ret = vf_claim_mark(&c->claim, &c->me);
+	/*
+	 * The record first: an ADD killed before the marker leaves a record
+	 * DEL restores from (to what it was), never a marker without one.
+	 */
+	ret = sriov_record_write(c->state_fd, &c->rec);
 	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
+	ret = vf_claim_mark(&c->claim, &c->me);
+	if (ret < 0) {
+		sriov_record_remove(c->state_fd, &c->rec);
 		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot write the in-use marker in "
 				  "%s/%s: %s", c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR,
 				  strerror(-ret));
-	c->marked = true;
-	ret = sriov_record_write(c->state_fd, &c->rec);
-	if (ret < 0) {
-		vf_claim_clear(&c->claim, &c->me);
-		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
-				  c->conf.state_dir, strerror(-ret));
 	}
 	return 0;
 }

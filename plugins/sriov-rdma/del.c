@@ -408,11 +408,7 @@ static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
 				  c->req->env.ifname);
 			return 0;
 		}
-		/*
-		 * The marker names this attachment: its record was lost (ADD
-		 * writes the marker just before it, so an ADD killed in
-		 * between changed nothing the fallback would not find as is).
-		 */
+		/* The marker names this attachment, and ADD writes it after the record: lost. */
 		snprintf(why, sizeof(why), "VF %s: no record, but its in-use marker names this "
 			 "attachment", c->bdf);
 		log_warn("%s", why);

@@ -189,7 +189,7 @@ run DEL "$dconf" v1 "$podA"
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
 t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
 
-t_begin "DEL without a record, of an attachment whose marker is there (ADD killed before its record): cleared, VF home"
+t_begin "DEL without a record, of an attachment whose marker is there (its record lost): cleared, VF home"
 setup
 podA=$(t_netns)
 podB=$(t_netns)
