@@ -169,9 +169,11 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		goto forget;
 	}
 	ret = restore_vf_config(rec, paths->pf_fake_dir);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
-				  rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
+			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		goto out;
+	}
 	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
 		pod_fd = -1;
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
@@ -207,6 +209,9 @@ forget:
 		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname);
 	ret = 0;
 out:
+	if (ret < 0)
+		cni_error_details(err, "the record stays for the runtime's next DEL to try again; "
+				  "if the host keeps refusing, %s", BY_HAND);
 	if (pod_fd >= 0)
 		close(pod_fd);
 	return ret < 0 ? -1 : 0;
