@@ -484,10 +484,13 @@ static void test_vf_kernel_transport(void)
 	/* veth has no ndo_set_vf_trust: the kernel's error comes back through the ACK. */
 	CHECK_INT(vf_pf_set(pf, 0, &c), -EOPNOTSUPP);
 	vf_pf_close(pf);
-	CHECK_INT(vf_pf_open("nopf0", NULL, &pf), 0);
-	CHECK_INT(vf_pf_get(pf, 0, &c), -ENODEV);
-	vf_pf_close(pf);
+	/* A PF that is gone says so, at open or later: DEL tells it from a PF that fails. */
+	CHECK_INT(vf_pf_open("nopf0", NULL, &pf), -ENODEV);
+	CHECK_INT(vf_pf_open("pf0", NULL, &pf), 0);
 	sh("ip link del pf0");
+	CHECK_INT(vf_pf_get(pf, 0, &c), -ENODEV);
+	CHECK_INT(vf_pf_set(pf, 0, &c), -ENODEV);
+	vf_pf_close(pf);
 }
 
 int main(void)
