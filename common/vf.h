@@ -13,7 +13,9 @@
  * or, for tests on kernels without SR-IOV, a recording fake that appends
  * every request to <dir>/<pf>.calls in a readable form, keeps the VFs'
  * state in <dir>/<pf>.vfs and answers RTM_GETLINK from it, so that the same
- * encoding and decoding code runs in both.
+ * encoding and decoding code runs in both. Several processes may use one
+ * fake at once, and be killed at any instant: its state changes under a
+ * lock and through a rename.
  */
 #ifndef VF_H
 #define VF_H
