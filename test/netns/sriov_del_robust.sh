@@ -127,6 +127,14 @@ del
 assert_home
 CID=0123456789abcdef
 
+t_begin "an environment path that fails validation on DEL (SRIOV_RDMA_SYSFS_ROOT): ignored, DEL finishes"
+setup
+add
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=$CID CNI_ARGS="$ARGS" \
+	SRIOV_RDMA_SYSFS_ROOT=relative/sys
+t_contains "$T_ERR" "SRIOV_RDMA_SYSFS_ROOT: \"relative/sys\" must be an absolute path" "the log names the variable"
+assert_home
+
 # ---- the prevResult on DEL ----
 
 for prev in '"junk"' '{"ips": "10.80.0.2/24"}' '{"interfaces": 5, "ips": [{"address": 7}]}'; do
@@ -257,6 +265,7 @@ t_begin "the PF gone: DEL finishes and brings the VF home"
 setup
 add
 mv "$SR_FAKE/$SR_PFNET.vfs" "$T_TMP/pf.vfs"
+rm -rf "$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")/net/$SR_PFNET" "$SR_SYS/class/net/$SR_PFNET"
 del
 t_eq "$T_RC" 0 "DEL exits 0 ($T_OUT $T_ERR)"
 t_contains "$T_ERR" "its PF $SR_PFNET is gone" "the log says the PF is gone"
