@@ -5,6 +5,9 @@
 
 FAKE_IPAM_LOG=$T_TMP/fake-ipam.log
 export FAKE_IPAM_LOG
+# Tests that put a pod's interface on the host, as the kernel does when
+# the pod's namespace goes, give it a name no other test on this host uses.
+KIF=k$$
 # A stand-in IPAM that logs its calls and answers slowly when asked (races).
 cat > "$(t_cni_path)/slow-ipam" <<'EOS'
 #!/bin/sh
@@ -22,8 +25,8 @@ conf() { # VF [extra jq object]
 		'{cniVersion: "1.1.0", name: "dl", type: "sriov-rdma", deviceID: $d, stateDir: $s,
 		  mac: "02:00:00:00:bb:01", mtu: 1300, vlan: 7, ipam: {type: "slow-ipam"}} + '"${2:-{\}}"
 }
-run() { # CMD CONF CID NETNS
-	t_exec sriov-rdma "$1" "$2" CNI_CONTAINERID="$3" CNI_NETNS="$4" CNI_IFNAME=net1
+run() { # CMD CONF CID NETNS (the pod's interface: $IFNAME, default net1)
+	t_exec sriov-rdma "$1" "$2" CNI_CONTAINERID="$3" CNI_NETNS="$4" CNI_IFNAME="${IFNAME:-net1}"
 }
 setup() {
 	sr_setup 2
@@ -60,20 +63,20 @@ t_eq "$(cat "$FAKE_IPAM_LOG")" "DEL never" "IPAM DEL ran"
 run DEL "$(conf 0)" never ""
 t_eq "$T_RC" 0 "DEL without CNI_NETNS ($T_OUT)"
 
-t_begin "namespace destroyed before DEL, VF returned to the host as net1: found by PCI address, renamed back"
+t_begin "namespace destroyed before DEL, VF returned to the host under the pod's name: found by PCI address, renamed back"
 setup
 pod=$(t_netns)
-run ADD "$(conf 0)" d2 "$pod"
+IFNAME=$KIF run ADD "$(conf 0)" d2 "$pod"
 t_eq "$T_RC" 0 "ADD ($T_OUT)"
 # What the kernel does to a physical VF when its namespace goes away.
-ip -n "$(basename "$pod")" link set net1 netns 1
+ip -n "$(basename "$pod")" link set $KIF netns 1
 dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
-mv "$dev/net/$(sr_net 0)" "$dev/net/net1"
+mv "$dev/net/$(sr_net 0)" "$dev/net/$KIF"
 ip netns del "$(basename "$pod")"
-run DEL "$(conf 0)" d2 ""
+IFNAME=$KIF run DEL "$(conf 0)" d2 ""
 t_eq "$T_RC" 0 "DEL with no CNI_NETNS ($T_OUT)"
-mv "$dev/net/net1" "$dev/net/$(sr_net 0)"
-t_eq "$(sr_host_link net1)" "" "no net1 left on the host"
+mv "$dev/net/$KIF" "$dev/net/$(sr_net 0)"
+t_eq "$(sr_host_link $KIF)" "" "no $KIF left on the host"
 assert_home
 t_contains "$(cat "$FAKE_IPAM_LOG")" "DEL d2" "IPAM released"
 
@@ -119,20 +122,20 @@ if [ -n "${lose:-}" ]; then
 	t_eq "$(ls "$SR_STATE"/*.json | wc -l)" 1 "one record"
 fi
 
-t_begin "a stale claim (pod gone without a DEL, VF returned as net1) is taken over, the VF restored first"
+t_begin "a stale claim (pod gone without a DEL, VF returned under the pod's name) is taken over, the VF restored first"
 setup
 podA=$(t_netns)
 podB=$(t_netns)
-run ADD "$(conf 0 '{vlan: 9, spoofchk: "off"}')" sA "$podA"
+IFNAME=$KIF run ADD "$(conf 0 '{vlan: 9, spoofchk: "off"}')" sA "$podA"
 t_eq "$T_RC" 0 "ADD into A ($T_OUT)"
 # What the kernel does when the pod's namespace goes: the VF back on the host under the pod's name.
-ip -n "$(basename "$podA")" link set net1 netns 1
+ip -n "$(basename "$podA")" link set $KIF netns 1
 dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
-mv "$dev/net/$(sr_net 0)" "$dev/net/net1"
+mv "$dev/net/$(sr_net 0)" "$dev/net/$KIF"
 ip netns del "$(basename "$podA")"
 run ADD "$(conf 0)" sB "$podB"
 t_eq "$T_RC" 0 "ADD into B ($T_OUT)"
-t_contains "$T_ERR" "taking over the stale claim of $podA (container sA, interface net1): restoring the VF as its record says" "the log says whose claim and how"
+t_contains "$T_ERR" "taking over the stale claim of $podA (container sA, interface $KIF): restoring the VF as its record says" "the log says whose claim and how"
 t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "B has the VF"
 t_eq "$(sr_state_files)" "$SR_STATE/sB:net1.json " "A's record is consumed by the takeover"
 t_eq "$(jq -r '.hostIfname, .hostMac, .hostMtu' "$SR_STATE/sB:net1.json" 2>/dev/null | tr '\n' ' ')" \
@@ -140,7 +143,7 @@ t_eq "$(jq -r '.hostIfname, .hostMac, .hostMtu' "$SR_STATE/sB:net1.json" 2>/dev/
 t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=7 qos=0 proto=802.1Q spoofchk=on" "A's PF settings undone, B's applied"
 t_begin "a late DEL of the old pod leaves the VF of the new owner alone"
 calls_before=$(sr_calls | wc -l)
-run DEL "$(conf 0)" sA "$podA"
+IFNAME=$KIF run DEL "$(conf 0)" sA "$podA"
 t_eq "$T_RC" 0 "old DEL ($T_OUT)"
 t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "B still has the VF"
 t_eq "$(sr_calls | wc -l)" "$calls_before" "PF not touched by the old DEL"
@@ -148,8 +151,8 @@ t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=7" "B's VF settings
 t_eq "$(sr_state_files)" "$SR_STATE/sB:net1.json " "only B's record remains"
 run DEL "$(conf 0)" sB "$podB"
 t_eq "$T_RC" 0 "B's DEL ($T_OUT)"
-mv "$dev/net/net1" "$dev/net/$(sr_net 0)"
-# The original name, MAC and MTU: not net1, and not A's MAC and MTU.
+mv "$dev/net/$KIF" "$dev/net/$(sr_net 0)"
+# The original name, MAC and MTU: not A's interface name, MAC and MTU.
 assert_home
 
 t_begin "a failed second ADD of the VF by the same pod (another ifname) keeps the first attachment's claim"

@@ -221,22 +221,24 @@ ip link set "${SR_PFNET}v0" name "$(sr_net 0)"
 
 # ---- the netns, the VF, the PF ----
 
-t_begin "DRA shape: one plugin config, ifname vfnet0, netns deleted before DEL"
+t_begin "DRA shape: one plugin config, ifname vfnetN, netns deleted before DEL"
+# (N: unique on this host, since the interface comes out on the host)
+DRA_IF=vfnet$$
 setup
 jq '.plugins[0] + {cniVersion: "1.0.0", name: "vfnet"} | del(.pciBusID)' "$CONF" > "$T_TMP/dra.conf"
 CONF=$T_TMP/dra.conf
-add vfnet0
+add $DRA_IF
 # What the kernel does when the pod's namespace goes: the VF and its RDMA
 # device back in the host's namespace, under the names they had in the pod.
-ip -n "$(basename "$pod")" link set vfnet0 netns 1
+ip -n "$(basename "$pod")" link set $DRA_IF netns 1
 dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
-mv "$dev/net/$(sr_net 0)" "$dev/net/vfnet0"
+mv "$dev/net/$(sr_net 0)" "$dev/net/$DRA_IF"
 ip netns del "$(basename "$pod")"
-echo "3 rdma_net1 vfnet0 $HOST_NS" > "$RF/rdma.devs"
-del "$pod" vfnet0
-mv "$dev/net/vfnet0" "$dev/net/$(sr_net 0)"
-sed -i "s/ vfnet0 / $(sr_net 0) /" "$RF/rdma.devs"
-t_eq "$(sr_host_link vfnet0)" "" "no vfnet0 left on the host"
+echo "3 rdma_net1 $DRA_IF $HOST_NS" > "$RF/rdma.devs"
+del "$pod" $DRA_IF
+mv "$dev/net/$DRA_IF" "$dev/net/$(sr_net 0)"
+sed -i "s/ $DRA_IF / $(sr_net 0) /" "$RF/rdma.devs"
+t_eq "$(sr_host_link $DRA_IF)" "" "no $DRA_IF left on the host"
 assert_home
 CONF=$T_TMP/nad.conflist
 
