@@ -103,7 +103,7 @@ t_begin "the final record cannot be written (disk full): everything undone, devi
 # ADD fails on its last step, after every change on the host.
 setup
 mkdir -p "$SR_STATE" "$T_TMP/devinfo"
-mount -t tmpfs -o size=64k tmpfs "$SR_STATE"
+mount -t tmpfs -o size=64k tmpfs "$SR_STATE" || t_fail "cannot mount a tmpfs on $SR_STATE"
 t_defer "umount $SR_STATE"
 dd if=/dev/zero of="$SR_STATE/fill" bs=4096 count=14 2>/dev/null
 add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$T_TMP/devinfo/f.json\"}}")"
