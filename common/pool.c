@@ -18,15 +18,6 @@
 #define RECORD_MAX	8192
 #define NAME_MAX_LEN	300
 
-struct record {
-	struct ipam_addr addr;
-	int set;
-	char container_id[256];
-	char ifname[IFNAMSIZ];
-	char netns[PATH_MAX];
-	char boot_id[64];
-	long long created;
-};
 
 static void diag_file(struct pool *p, struct pool_diag *d, const char *name)
 {
@@ -81,8 +72,16 @@ static int clear_tmp(struct pool *p)
 			e = (struct dirent64 *)(buf + off);
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
-			if (unlinkat(p->tmpfd, e->d_name, 0) < 0 && errno != ENOENT)
-				return -errno;
+			/*
+			 * Nothing of ours is ever a directory or in use here:
+			 * what cannot be removed is someone else's mess, and
+			 * must not stop the store (the writer's names never
+			 * collide with it, see state_write_tmp).
+			 */
+			if (unlinkat(p->tmpfd, e->d_name, 0) < 0 && errno == EISDIR &&
+			    unlinkat(p->tmpfd, e->d_name, AT_REMOVEDIR) < 0)
+				log_debug("store %s: tmp/%s left in place: %s", p->path,
+					  e->d_name, strerror(errno));
 		}
 	}
 	return n < 0 ? -errno : 0;
@@ -145,12 +144,20 @@ void pool_close(struct pool *p)
 
 /* ---- records ---- */
 
-static int record_parse(char *buf, size_t len, struct record *r)
+/* A JSON number that is an integer in [lo, hi]: anything else is not ours. */
+static bool int_in(const cJSON *n, double lo, double hi)
+{
+	return cJSON_IsNumber(n) && n->valuedouble >= lo && n->valuedouble <= hi &&
+	       n->valuedouble == (double)(long long)n->valuedouble;
+}
+
+int pool_record_parse(char *buf, size_t len, struct pool_record *r)
 {
 	const cJSON *addr, *set, *cid, *ifn, *ns, *boot, *created;
 	cJSON *j;
 	int ret = -EBADMSG;
 
+	memset(r, 0, sizeof(*r));
 	if (state_unseal(buf, &len) < 0)
 		return -EBADMSG;
 	j = cJSON_ParseWithLength(buf, len);
@@ -163,16 +170,17 @@ static int record_parse(char *buf, size_t len, struct record *r)
 	ns = cJSON_GetObjectItemCaseSensitive(j, "netns");
 	boot = cJSON_GetObjectItemCaseSensitive(j, "bootID");
 	created = cJSON_GetObjectItemCaseSensitive(j, "created");
-	if (!cJSON_IsString(addr) || !cJSON_IsNumber(set) || !cJSON_IsString(cid) ||
+	/* 2^53: the largest integer a double (and so a JSON number here) holds exactly. */
+	if (!cJSON_IsString(addr) || !int_in(set, 0, IPAM_MAX_SETS - 1) || !cJSON_IsString(cid) ||
 	    !cJSON_IsString(ifn) || !cJSON_IsString(ns) || !cJSON_IsString(boot) ||
-	    !cJSON_IsNumber(created) || ipam_addr_parse(addr->valuestring, &r->addr) < 0 ||
-	    set->valueint < 0 || set->valueint >= IPAM_MAX_SETS ||
+	    !int_in(created, 0, 9007199254740992.0) ||
+	    ipam_addr_parse(addr->valuestring, &r->addr) < 0 ||
 	    strlen(cid->valuestring) >= sizeof(r->container_id) ||
 	    strlen(ifn->valuestring) >= sizeof(r->ifname) ||
 	    strlen(ns->valuestring) >= sizeof(r->netns) ||
 	    strlen(boot->valuestring) >= sizeof(r->boot_id))
 		goto out;
-	r->set = set->valueint;
+	r->set = (int)set->valuedouble;
 	strcpy(r->container_id, cid->valuestring);
 	strcpy(r->ifname, ifn->valuestring);
 	strcpy(r->netns, ns->valuestring);
@@ -185,41 +193,30 @@ out:
 }
 
 /*
- * Read record `name` unless it is an orphan: an a- or c- entry alone
- * (st_nlink == 1) is an ADD that died before it could succeed, and is
- * removed instead (*orphan). The stat in *st comes from the descriptor the
- * record is read through, so the link count and inode cost no extra lookup.
- * Records never change once linked: st_size is the whole of one.
+ * Read record `name`: 0, -ENOENT, or another -errno when the entry exists
+ * but says nothing usable (-EBADMSG: not a regular file, too large, or not
+ * a record). An entry that cannot be read still holds its address: only
+ * what the store can read may free one. *st comes from the descriptor the
+ * record is read through. Records never change once linked: st_size is
+ * the whole of one.
  */
-static int record_load(struct pool *p, const char *name, struct record *r, struct stat *st,
-		       bool *orphan, struct pool_diag *d)
+static int record_load(struct pool *p, const char *name, struct pool_record *r, struct stat *st)
 {
 	char buf[RECORD_MAX];
 	size_t len = 0;
 	ssize_t n = 0;
 	int fd, ret;
 
-	*orphan = false;
 	fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP) {
-		/* No writer makes a symlink: a lone entry, like any other. */
-		*orphan = true;
-		return state_remove(p->dirfd, name);
-	}
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EBADMSG : -errno;
 	if (fstat(fd, st) < 0) {
 		ret = -errno;
 		goto out;
 	}
-	if (st->st_nlink == 1) {
-		*orphan = true;
-		ret = state_remove(p->dirfd, name);
-		goto out;
-	}
 	ret = -EBADMSG;
 	if (!S_ISREG(st->st_mode) || st->st_size > RECORD_MAX)
-		goto bad;
+		goto out;
 	while (len < (size_t)st->st_size) {
 		n = read(fd, buf + len, (size_t)st->st_size - len);
 		if (n < 0 && errno == EINTR)
@@ -231,27 +228,47 @@ static int record_load(struct pool *p, const char *name, struct record *r, struc
 	if (n < 0)
 		ret = -errno;
 	else if (len == (size_t)st->st_size)
-		ret = record_parse(buf, len, r);
-bad:
-	if (ret < 0) {
-		diag_file(p, d, name);
-		if (!strncmp(name, "a-", 2))
-			snprintf(d->addr, sizeof(d->addr), "%s", name + 2);
-	}
+		ret = pool_record_parse(buf, len, r);
 out:
 	close(fd);
 	return ret;
 }
 
-/* A record known to be complete (its link count was checked): -ENOENT when it is not. */
-static int record_read(struct pool *p, const char *name, struct record *r, struct pool_diag *d)
+static const char *unreadable_why(int ret)
 {
-	struct stat st;
-	bool orphan;
-	int ret;
+	return ret == -EBADMSG ? "not a valid record" : strerror(-ret);
+}
 
-	ret = record_load(p, name, r, &st, &orphan, d);
-	return ret == 0 && orphan ? -ENOENT : ret;
+static bool same_owner(const struct pool_record *r, const char *cid, const char *ifname, int set)
+{
+	return r->set == set && !strcmp(r->container_id, cid) && !strcmp(r->ifname, ifname);
+}
+
+/* Both records say the same reservation: owner, set and address. */
+static bool same_reservation(const struct pool_record *a, const struct pool_record *b)
+{
+	return same_owner(a, b->container_id, b->ifname, b->set) &&
+	       ipam_addr_cmp(&a->addr, &b->addr) == 0;
+}
+
+/*
+ * Make `to` a hard link of `from`, replacing it: the link goes through
+ * tmp/ and a rename, so `to` is never missing on the way.
+ */
+static int relink(struct pool *p, const char *from, const char *to)
+{
+	static const char tmp[] = "relink";
+
+	unlinkat(p->tmpfd, tmp, 0);
+	if (linkat(p->dirfd, from, p->tmpfd, tmp, 0) < 0)
+		return -errno;
+	if (renameat(p->tmpfd, tmp, p->dirfd, to) < 0) {
+		int ret = -errno;
+
+		unlinkat(p->tmpfd, tmp, 0);
+		return ret;
+	}
+	return 0;
 }
 
 /* Write the record of (owner, set, addr) into tmp/: its name goes to tmpname. */
@@ -288,103 +305,223 @@ out:
 	return ret;
 }
 
-/* 0 and *nlink, or -ENOENT. */
-static int link_count(struct pool *p, const char *name, nlink_t *nlink)
-{
-	struct stat st;
-
-	if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	*nlink = st.st_nlink;
-	return 0;
-}
-
-/* An a- or c- entry alone is an ADD that died before it could succeed. */
-static int reclaim_if_orphan(struct pool *p, const char *name, bool *orphan)
-{
-	nlink_t n = 0;
-	int ret;
-
-	*orphan = false;
-	ret = link_count(p, name, &n);
-	if (ret < 0)
-		return ret;
-	if (n != 1)
-		return 0;
-	*orphan = true;
-	return state_remove(p->dirfd, name);
-}
-
-static int release(struct pool *p, const struct record *r)
+/*
+ * Free the address of reservation r: a- first, then c-, so a release cut
+ * short leaves a lone c-, which frees nothing and which the owner's next
+ * DEL removes. An a- or c- that is not r's (another owner's, or
+ * unreadable) is left alone: an a- holds its address whatever it says.
+ * c_st: r was just read from its c-, whose stat this is.
+ */
+static int release(struct pool *p, const struct pool_record *r, const struct stat *c_st)
 {
 	char aname[NAME_MAX_LEN], cname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
 	struct pool_owner o = { r->container_id, r->ifname, NULL };
+	struct stat ast, cst;
+	struct pool_record x;
 	struct timespec now[2];
+	bool a_ours = false, c_ours = false, c_exists = true;
 	int ret;
 
 	name_owner(cname, sizeof(cname), &o, r->set);
 	name_addr(aname, sizeof(aname), 'a', &r->addr);
-	ret = state_remove(p->dirfd, cname);
-	if (ret < 0)
-		return ret;
-	if (p->conf->cooldown <= 0)
-		return state_remove(p->dirfd, aname);
-	name_addr(rname, sizeof(rname), 'r', &r->addr);
-	if (renameat(p->dirfd, aname, p->dirfd, rname) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	clock_gettime(CLOCK_REALTIME, &now[0]);
-	now[1] = now[0];
-	/* The rest period starts at release, not at the record's creation. */
-	if (utimensat(p->dirfd, rname, now, AT_SYMLINK_NOFOLLOW) < 0)
+	if (c_st) {
+		cst = *c_st;
+		c_ours = true;
+	} else if (fstatat(p->dirfd, cname, &cst, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		c_exists = false;
+	} else {
+		c_ours = record_load(p, cname, &x, &cst) == 0 && same_reservation(&x, r);
+	}
+	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* The common case: a- and c- are one file, whose content is known. */
+		if (c_exists && ast.st_ino == cst.st_ino && ast.st_dev == cst.st_dev)
+			a_ours = c_ours;
+		else
+			a_ours = record_load(p, aname, &x, &ast) == 0 && same_reservation(&x, r);
+	} else if (errno != ENOENT) {
 		return -errno;
-	return 0;
+	}
+	if (a_ours) {
+		if (p->conf->cooldown <= 0) {
+			ret = state_remove(p->dirfd, aname);
+		} else {
+			name_addr(rname, sizeof(rname), 'r', &r->addr);
+			ret = renameat(p->dirfd, aname, p->dirfd, rname) < 0 ? -errno : 0;
+			clock_gettime(CLOCK_REALTIME, &now[0]);
+			now[1] = now[0];
+			/* The rest period starts at release, not at the record's creation. */
+			if (ret == 0 && utimensat(p->dirfd, rname, now, AT_SYMLINK_NOFOLLOW) < 0)
+				ret = -errno;
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return c_ours ? state_remove(p->dirfd, cname) : 0;
+}
+
+/* Calls fn on every directory entry whose name starts with prefix; stops at a non-zero return. */
+static int scan(struct pool *p, const char *prefix,
+		int (*fn)(struct pool *p, const char *name, void *arg), void *arg)
+{
+	size_t plen = strlen(prefix);
+	struct dirent *e;
+	int fd, ret = 0;
+	DIR *dir;
+
+	fd = openat(p->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((e = readdir(dir)))
+		if (!strncmp(e->d_name, prefix, plen)) {
+			ret = fn(p, e->d_name, arg);
+			if (ret)
+				break;
+		}
+	closedir(dir);
+	return ret;
+}
+
+struct same_file {
+	dev_t dev;
+	ino_t ino;
+	char name[NAME_MAX_LEN];
+};
+
+static int find_same_file(struct pool *p, const char *name, void *arg)
+{
+	struct same_file *sf = arg;
+	struct stat st;
+
+	if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != sf->ino ||
+	    st.st_dev != sf->dev)
+		return 0;
+	snprintf(sf->name, sizeof(sf->name), "%s", name);
+	return 1;
+}
+
+/*
+ * An entry the store cannot read: an a- holds its address until a person
+ * looks, so say which and how to free it. A c- that shares no a- holds
+ * nothing, and goes.
+ */
+static void unreadable(struct pool *p, const char *name, int why)
+{
+	struct same_file sf = { 0 };
+	const char *aname = name;
+	struct stat st;
+
+	if (name[0] == 'c') {
+		if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return;
+		sf.dev = st.st_dev;
+		sf.ino = st.st_ino;
+		if (st.st_nlink < 2 || scan(p, "a-", find_same_file, &sf) != 1) {
+			log_warn("store %s: %s is unreadable (%s) and holds no address: removed",
+				 p->path, name, unreadable_why(why));
+			state_remove(p->dirfd, name);
+			return;
+		}
+		aname = sf.name;
+	}
+	log_warn("store %s: %s is unreadable (%s): %s stays held; if no pod uses it, remove %s/%s by hand",
+		 p->path, name, unreadable_why(why), aname + 2, p->path, aname);
+}
+
+/* The record's own entry names: a record whose content disagrees with its name was edited. */
+static bool names_a(const char *name, const struct pool_record *r)
+{
+	char buf[NAME_MAX_LEN];
+
+	name_addr(buf, sizeof(buf), 'a', &r->addr);
+	return !strcmp(buf, name);
+}
+
+static bool names_c(const char *name, const struct pool_record *r)
+{
+	struct pool_owner o = { r->container_id, r->ifname, NULL };
+	char buf[NAME_MAX_LEN];
+
+	name_owner(buf, sizeof(buf), &o, r->set);
+	return !strcmp(buf, name);
 }
 
 /* ---- lookup and reservation ---- */
 
-/* The owner's complete reservation in set s: 0, -ENOENT, or -EBADMSG. */
-static int lookup(struct pool *p, const struct pool_owner *o, int s, struct record *r,
-		  struct pool_diag *d)
+/*
+ * The owner's reservation in set s: 0, -ENOENT, or -EBADMSG (its c- is
+ * unreadable). Repairs on the way: a store copied without hard links has
+ * its pair made one file again; with `repair` (ADD), a c- whose a- is
+ * missing (an ADD or a release cut short between its two links) gets its
+ * a- back, and a c- whose address went elsewhere is dropped.
+ */
+static int lookup(struct pool *p, const struct pool_owner *o, int s, struct pool_record *r,
+		  bool repair, struct pool_diag *d)
 {
-	char cname[NAME_MAX_LEN], aname[NAME_MAX_LEN];
+	char cname[NAME_MAX_LEN], aname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
+	struct pool_record x;
 	struct stat cst, ast;
-	bool orphan;
 	int ret;
 
 	name_owner(cname, sizeof(cname), o, s);
-	ret = record_load(p, cname, r, &cst, &orphan, d);
+	diag_file(p, d, cname);
+	ret = record_load(p, cname, r, &cst);
+	if (ret == -ENOENT)
+		return ret;
+	if (ret == 0 && !same_owner(r, o->container_id, o->ifname, s))
+		ret = -EBADMSG;
+	if (ret < 0 && repair) {
+		/* An unreadable c- alone holds nothing: it goes, and ADD goes on. */
+		unreadable(p, cname, ret);
+		if (fstatat(p->dirfd, cname, &cst, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			return -ENOENT;
+	}
 	if (ret < 0)
 		return ret;
-	if (orphan)
-		return -ENOENT;
 	name_addr(aname, sizeof(aname), 'a', &r->addr);
-	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    cst.st_ino != ast.st_ino || r->set != s || strcmp(r->container_id, o->container_id) ||
-	    strcmp(r->ifname, o->ifname)) {
-		diag_file(p, d, cname);
-		ipam_addr_format(&r->addr, d->addr, sizeof(d->addr));
-		return -EBADMSG;
+	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ast.st_ino == cst.st_ino && ast.st_dev == cst.st_dev)
+		return 0;
+	ret = record_load(p, aname, &x, &ast);
+	if (ret == 0 && same_reservation(&x, r))
+		return relink(p, aname, cname);
+	if (!repair) {
+		d->set = s;
+		diag_file(p, d, aname);
+		return -ENOENT;
 	}
-	return 0;
+	if (ret == -ENOENT) {
+		/* Free, since no a- holds it; a resting r- can only be this owner's own. */
+		name_addr(rname, sizeof(rname), 'r', &r->addr);
+		state_remove(p->dirfd, rname);
+		return linkat(p->dirfd, cname, p->dirfd, aname, 0) < 0 ? -errno : 0;
+	}
+	if (ret < 0)
+		unreadable(p, aname, ret);
+	ret = state_remove(p->dirfd, cname);
+	return ret < 0 ? ret : -ENOENT;
 }
 
 /*
- * Is a free for a new reservation? -EEXIST when held, -EBUSY when resting
- * (unless ignore_rest), reclaiming what is stale on the way.
+ * Is a free for a new reservation? -EEXIST when an a- exists, whatever it
+ * holds; -EBUSY when resting (unless ignore_rest).
  */
 static int probe(struct pool *p, const struct ipam_addr *a, bool ignore_rest)
 {
 	char aname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
 	struct stat st;
-	bool orphan;
-	int ret;
 
 	name_addr(aname, sizeof(aname), 'a', a);
-	ret = reclaim_if_orphan(p, aname, &orphan);
-	if (ret == 0 && !orphan)
+	if (fstatat(p->dirfd, aname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return -EEXIST;
-	if (ret < 0 && ret != -ENOENT)
-		return ret;
+	if (errno != ENOENT)
+		return -errno;
 	if (p->conf->cooldown <= 0)
 		return 0;
 	name_addr(rname, sizeof(rname), 'r', a);
@@ -395,7 +532,11 @@ static int probe(struct pool *p, const struct ipam_addr *a, bool ignore_rest)
 	return state_remove(p->dirfd, rname);
 }
 
-/* Link a fresh record as a- then c-; the caller fsyncs the directory. */
+/*
+ * The record goes in as c- first, then a-: cut short in between, a lone
+ * c- frees nothing and holds nothing, and the owner's DEL removes it. The
+ * caller fsyncs the directory.
+ */
 static int reserve(struct pool *p, const struct pool_owner *o, int s, const struct ipam_addr *a)
 {
 	char tmpname[NAME_MAX_LEN], aname[NAME_MAX_LEN], cname[NAME_MAX_LEN];
@@ -406,16 +547,15 @@ static int reserve(struct pool *p, const struct pool_owner *o, int s, const stru
 		return ret;
 	name_addr(aname, sizeof(aname), 'a', a);
 	name_owner(cname, sizeof(cname), o, s);
-	if (linkat(p->tmpfd, tmpname, p->dirfd, aname, 0) < 0) {
+	if (renameat(p->tmpfd, tmpname, p->dirfd, cname) < 0) {
 		ret = -errno;
-		goto out;
+		state_remove(p->tmpfd, tmpname);
+		return ret;
 	}
-	if (linkat(p->tmpfd, tmpname, p->dirfd, cname, 0) < 0) {
+	if (linkat(p->dirfd, cname, p->dirfd, aname, 0) < 0) {
 		ret = -errno;
-		state_remove(p->dirfd, aname);
+		state_remove(p->dirfd, cname);
 	}
-out:
-	state_remove(p->tmpfd, tmpname);
 	return ret;
 }
 
@@ -430,7 +570,7 @@ static int open_last(struct pool *p, int s)
 	int fd;
 
 	snprintf(name, sizeof(name), "last.%d", s);
-	fd = openat(p->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(p->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -460,56 +600,29 @@ static void write_last(int fd, const struct ipam_addr *a)
 		log_debug("last address of the walk not saved: %s", strerror(errno));
 }
 
-/* Calls fn on every directory entry whose name starts with prefix. */
-static int scan(struct pool *p, const char *prefix,
-		int (*fn)(struct pool *p, const char *name, void *arg), void *arg)
-{
-	size_t plen = strlen(prefix);
-	struct dirent *e;
-	int fd, ret = 0;
-	DIR *dir;
-
-	fd = openat(p->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while ((e = readdir(dir)))
-		if (!strncmp(e->d_name, prefix, plen)) {
-			ret = fn(p, e->d_name, arg);
-			if (ret < 0)
-				break;
-		}
-	closedir(dir);
-	return ret;
-}
-
 struct reclaim_arg {
 	int set;			/* -1: every set */
 	int reclaimed;
-	struct pool_diag *d;
 };
 
 /* Records of an earlier boot belong to sandboxes that no longer exist. */
 static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 {
 	struct reclaim_arg *ra = arg;
-	struct record r;
+	struct pool_record r;
 	struct stat st;
-	bool orphan;
 	int ret;
 
-	ret = record_load(p, name, &r, &st, &orphan, ra->d);
-	if (ret == -ENOENT || orphan)
+	ret = record_load(p, name, &r, &st);
+	if (ret == -ENOENT)
 		return 0;
-	if (ret < 0)
-		return ret;
+	if (ret < 0 || !names_a(name, &r)) {
+		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
+		return 0;
+	}
 	if ((ra->set >= 0 && r.set != ra->set) || !strcmp(r.boot_id, p->boot_id))
 		return 0;
-	ret = release(p, &r);
+	ret = release(p, &r, NULL);
 	if (ret == 0)
 		ra->reclaimed++;
 	return ret;
@@ -518,7 +631,7 @@ static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ipam_addr *out,
 		    struct pool_diag *d)
 {
-	struct reclaim_arg ra = { s, 0, d };
+	struct reclaim_arg ra = { s, 0 };
 	struct ipam_addr cur, cand;
 	ipam_u128 cap, i;
 	int ret, pass, last_fd;
@@ -532,14 +645,16 @@ static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ip
 		for (i = 0; i < cap; i++) {
 			ret = ipam_next(p->conf, s, &cand, &cand);
 			if (ret < 0)
-				goto out;
+				break;
 			ret = probe(p, &cand, false);
 			if (ret == 0)
 				ret = reserve(p, o, s, &cand);
 			if (ret == -EEXIST || ret == -EBUSY)
 				continue;
-			if (ret < 0)
+			if (ret < 0) {
+				snprintf(d->file, sizeof(d->file), "%s", p->path);
 				goto out;
+			}
 			*out = cand;
 			if (last_fd >= 0)
 				write_last(last_fd, &cand);
@@ -547,7 +662,6 @@ static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ip
 		}
 		if (pass == 1)
 			break;
-		ra.reclaimed = 0;
 		ret = scan(p, "a-", reclaim_stale_one, &ra);
 		if (ret < 0)
 			goto out;
@@ -555,7 +669,7 @@ static int allocate(struct pool *p, const struct pool_owner *o, int s, struct ip
 			break;
 	}
 	d->set = s;
-	ret = -ENOSPC;
+	ret = -EXFULL;
 out:
 	if (last_fd >= 0)
 		close(last_fd);
@@ -566,18 +680,22 @@ static int reserve_requested(struct pool *p, const struct pool_owner *o, int s,
 			     const struct ipam_addr *a, struct pool_diag *d)
 {
 	char aname[NAME_MAX_LEN];
-	struct record holder;
+	struct pool_record holder;
+	struct stat st;
 	int ret;
 
 	ret = probe(p, a, true);
 	if (ret == 0)
 		ret = reserve(p, o, s, a);
-	if (ret != -EEXIST)
+	if (ret != -EEXIST) {
+		if (ret < 0)
+			snprintf(d->file, sizeof(d->file), "%s", p->path);
 		return ret;
+	}
 	ipam_addr_format(a, d->addr, sizeof(d->addr));
 	d->set = s;
 	name_addr(aname, sizeof(aname), 'a', a);
-	if (record_read(p, aname, &holder, d) == 0)
+	if (record_load(p, aname, &holder, &st) == 0)
 		snprintf(d->holder, sizeof(d->holder), "%s:%s", holder.container_id, holder.ifname);
 	return -EADDRINUSE;
 }
@@ -588,7 +706,7 @@ int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr 
 	const struct ipam_conf *c = p->conf;
 	const struct ipam_addr *want[IPAM_MAX_SETS] = { NULL };
 	bool created[IPAM_MAX_SETS] = { false };
-	struct record r;
+	struct pool_record r;
 	int s, i, ret;
 
 	for (i = 0; i < n_req; i++) {
@@ -604,7 +722,15 @@ int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr 
 		want[s] = &req[i];
 	}
 	for (s = 0; s < c->n_sets; s++) {
-		ret = lookup(p, o, s, &r, d);
+		ret = lookup(p, o, s, &r, true, d);
+		if (ret == 0 && want[s] && ipam_addr_cmp(&r.addr, want[s]) != 0) {
+			/* A repeated ADD returns what the first one gave, or nothing. */
+			d->set = s;
+			ipam_addr_format(&r.addr, d->addr, sizeof(d->addr));
+			ipam_addr_format(want[s], d->holder, sizeof(d->holder));
+			ret = -EALREADY;
+			goto rollback;
+		}
 		if (ret == 0) {
 			out[s] = r.addr;
 			continue;
@@ -621,16 +747,21 @@ int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr 
 			out[s] = *want[s];
 		created[s] = true;
 	}
-	return state_fsync_dir(p->dirfd);
+	ret = state_fsync_dir(p->dirfd);
+	if (ret == 0)
+		return 0;
+	snprintf(d->file, sizeof(d->file), "%s", p->path);
+	s = c->n_sets;
 
 rollback:
 	for (i = 0; i < s; i++)
 		if (created[i]) {
+			memset(&r, 0, sizeof(r));
 			r.addr = out[i];
 			r.set = i;
 			snprintf(r.container_id, sizeof(r.container_id), "%s", o->container_id);
 			snprintf(r.ifname, sizeof(r.ifname), "%s", o->ifname);
-			release(p, &r);
+			release(p, &r, NULL);
 		}
 	state_fsync_dir(p->dirfd);
 	return ret;
@@ -639,26 +770,29 @@ rollback:
 int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d)
 {
 	char cname[NAME_MAX_LEN];
-	struct record r;
+	struct pool_record r;
 	struct stat st;
-	bool orphan;
 	int s, ret, changed = 0;
 
 	*released = 0;
 	/* Every possible set: the config may have lost a set since the ADD. */
 	for (s = 0; s < IPAM_MAX_SETS; s++) {
 		name_owner(cname, sizeof(cname), o, s);
-		ret = record_load(p, cname, &r, &st, &orphan, d);
+		ret = record_load(p, cname, &r, &st);
 		if (ret == -ENOENT)
 			continue;
-		if (ret < 0)
-			return ret;
 		changed = 1;
-		if (orphan)
+		if (ret == 0 && !same_owner(&r, o->container_id, o->ifname, s))
+			ret = -EBADMSG;
+		if (ret < 0) {
+			unreadable(p, cname, ret);
 			continue;
-		ret = release(p, &r);
-		if (ret < 0)
+		}
+		ret = release(p, &r, &st);
+		if (ret < 0) {
+			diag_file(p, d, cname);
 			return ret;
+		}
 		(*released)++;
 	}
 	return changed ? state_fsync_dir(p->dirfd) : 0;
@@ -667,18 +801,13 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
 	       struct pool_diag *d)
 {
-	struct record r;
+	struct pool_record r;
 	int s, ret;
 
 	for (s = 0; s < p->conf->n_sets; s++) {
-		ret = lookup(p, o, s, &r, d);
-		if (ret == -ENOENT) {
-			char cname[NAME_MAX_LEN];
-
+		ret = lookup(p, o, s, &r, false, d);
+		if (ret == -ENOENT)
 			d->set = s;
-			name_owner(cname, sizeof(cname), o, s);
-			diag_file(p, d, cname);
-		}
 		if (ret < 0)
 			return ret;
 		out[s] = r.addr;
@@ -690,44 +819,74 @@ struct gc_arg {
 	const struct cni_attachment *valid;
 	int n_valid;
 	int released;
-	struct pool_diag *d;
 };
 
-static int gc_one(struct pool *p, const char *name, void *arg)
+static bool gc_keeps(struct pool *p, const struct gc_arg *ga, const struct pool_record *r)
+{
+	return !strcmp(r->boot_id, p->boot_id) &&
+	       cni_attachment_valid(ga->valid, ga->n_valid, r->container_id, r->ifname);
+}
+
+/* The index: what no valid attachment owns is released. */
+static int gc_index(struct pool *p, const char *name, void *arg)
 {
 	struct gc_arg *ga = arg;
-	struct record r;
+	struct pool_record r;
 	struct stat st;
-	bool orphan;
 	int ret;
 
-	ret = record_load(p, name, &r, &st, &orphan, ga->d);
-	if (ret == -ENOENT || orphan)
+	ret = record_load(p, name, &r, &st);
+	if (ret == -ENOENT)
 		return 0;
-	if (ret < 0)
-		return ret;
-	if (!strcmp(r.boot_id, p->boot_id) &&
-	    cni_attachment_valid(ga->valid, ga->n_valid, r.container_id, r.ifname))
+	if (ret < 0 || !names_c(name, &r)) {
+		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
 		return 0;
-	ret = release(p, &r);
+	}
+	if (gc_keeps(p, ga, &r))
+		return 0;
+	ret = release(p, &r, &st);
 	if (ret == 0)
 		ga->released++;
 	return ret;
 }
 
-/* A resting address past its cooldown, or a lone a- left by a dead ADD. */
+/* The reservations themselves: one without an index gets it back, or is released. */
+static int gc_addr(struct pool *p, const char *name, void *arg)
+{
+	struct pool_owner o;
+	struct gc_arg *ga = arg;
+	char cname[NAME_MAX_LEN];
+	struct pool_record r;
+	struct stat st;
+	int ret;
+
+	ret = record_load(p, name, &r, &st);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0 || !names_a(name, &r)) {
+		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
+		return 0;
+	}
+	if (!gc_keeps(p, ga, &r)) {
+		ret = release(p, &r, NULL);
+		if (ret == 0)
+			ga->released++;
+		return ret;
+	}
+	o.container_id = r.container_id;
+	o.ifname = r.ifname;
+	name_owner(cname, sizeof(cname), &o, r.set);
+	if (fstatat(p->dirfd, cname, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return 0;
+	return linkat(p->dirfd, name, p->dirfd, cname, 0) < 0 ? -errno : 0;
+}
+
+/* A resting address past its cooldown. */
 static int gc_sweep(struct pool *p, const char *name, void *arg)
 {
 	struct stat st;
-	bool orphan;
-
-	int ret;
 
 	(void)arg;
-	if (name[0] == 'a') {
-		ret = reclaim_if_orphan(p, name, &orphan);
-		return ret == -ENOENT ? 0 : ret;
-	}
 	if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (time(NULL) - st.st_mtime >= p->conf->cooldown)
@@ -738,90 +897,98 @@ static int gc_sweep(struct pool *p, const char *name, void *arg)
 int pool_gc(struct pool *p, const struct cni_attachment *valid, int n_valid, int *released,
 	    struct pool_diag *d)
 {
-	struct gc_arg ga = { valid, n_valid, 0, d };
+	struct gc_arg ga = { valid, n_valid, 0 };
 	int ret;
 
 	*released = 0;
-	ret = scan(p, "c-", gc_one, &ga);
+	ret = scan(p, "c-", gc_index, &ga);
 	if (ret == 0)
-		ret = scan(p, "a-", gc_sweep, NULL);
+		ret = scan(p, "a-", gc_addr, &ga);
 	if (ret == 0)
 		ret = scan(p, "r-", gc_sweep, NULL);
 	*released = ga.released;
+	if (ret == 0)
+		ret = state_fsync_dir(p->dirfd);
 	if (ret < 0)
-		return ret;
-	return state_fsync_dir(p->dirfd);
+		snprintf(d->file, sizeof(d->file), "%s", p->path);
+	return ret;
 }
 
 struct count_arg {
 	ipam_u128 held[IPAM_MAX_SETS];
 	int stale[IPAM_MAX_SETS];
 	bool read_boot;
-	struct pool_diag *d;
 };
 
+/* Every a- holds its address, readable or not; only a readable one of an earlier boot is stale. */
 static int count_one(struct pool *p, const char *name, void *arg)
 {
 	struct count_arg *ca = arg;
+	struct pool_record r;
 	struct ipam_addr a;
-	struct record r;
 	struct stat st;
-	int s, ret;
+	int s;
 
 	if (ipam_addr_parse(name + 2, &a) < 0)
 		return 0;
 	s = ipam_set_of(p->conf, &a);
 	if (s < 0 || !ipam_usable(p->conf, s, &a))
 		return 0;
-	if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
 	if (name[0] == 'r') {
-		if (time(NULL) - st.st_mtime < p->conf->cooldown)
+		if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    time(NULL) - st.st_mtime < p->conf->cooldown)
 			ca->held[s]++;
 		return 0;
 	}
-	if (st.st_nlink < 2)
-		return 0;
 	ca->held[s]++;
-	if (!ca->read_boot)
-		return 0;
-	ret = record_read(p, name, &r, ca->d);
-	if (ret < 0)
-		return ret;
-	if (strcmp(r.boot_id, p->boot_id))
+	if (ca->read_boot && record_load(p, name, &r, &st) == 0 && names_a(name, &r) &&
+	    strcmp(r.boot_id, p->boot_id))
 		ca->stale[s]++;
 	return 0;
 }
 
+static int count(struct pool *p, struct count_arg *ca, bool read_boot)
+{
+	int ret;
+
+	memset(ca, 0, sizeof(*ca));
+	ca->read_boot = read_boot;
+	ret = scan(p, "a-", count_one, ca);
+	if (ret == 0 && p->conf->cooldown > 0)
+		ret = scan(p, "r-", count_one, ca);
+	return ret;
+}
+
 int pool_status(struct pool *p, struct pool_diag *d)
 {
+	char tmpname[NAME_MAX_LEN];
 	struct count_arg ca;
 	int s, ret, full = 0;
 
-	memset(&ca, 0, sizeof(ca));
-	ca.d = d;
-	ret = scan(p, "a-", count_one, &ca);
-	if (ret == 0 && p->conf->cooldown > 0)
-		ret = scan(p, "r-", count_one, &ca);
-	if (ret < 0)
+	/* ADD writes before it links: a store that cannot take a write is not ready. */
+	ret = state_write_tmp(p->tmpfd, "probe\n", 6, tmpname, sizeof(tmpname));
+	if (ret == 0)
+		ret = state_remove(p->tmpfd, tmpname);
+	if (ret == 0)
+		ret = count(p, &ca, false);
+	if (ret < 0) {
+		snprintf(d->file, sizeof(d->file), "%s", p->path);
 		return ret;
+	}
 	for (s = 0; s < p->conf->n_sets; s++)
 		full += ca.held[s] >= ipam_capacity(p->conf, s);
 	if (!full)
 		return 0;
 	/* Only a full set is worth reading every record for boot IDs. */
-	memset(&ca, 0, sizeof(ca));
-	ca.d = d;
-	ca.read_boot = true;
-	ret = scan(p, "a-", count_one, &ca);
-	if (ret == 0 && p->conf->cooldown > 0)
-		ret = scan(p, "r-", count_one, &ca);
-	if (ret < 0)
+	ret = count(p, &ca, true);
+	if (ret < 0) {
+		snprintf(d->file, sizeof(d->file), "%s", p->path);
 		return ret;
+	}
 	for (s = 0; s < p->conf->n_sets; s++)
 		if (ca.held[s] - (ipam_u128)ca.stale[s] >= ipam_capacity(p->conf, s)) {
 			d->set = s;
-			return -ENOSPC;
+			return -EXFULL;
 		}
 	return 0;
 }

@@ -10,20 +10,30 @@
  *                             a hard link to the same record, the lookup index
  *   r-<address>               a released address resting (releaseCooldown), by mtime
  *   last.<set>                the last address handed out in the set (round-robin)
- * A record is created in tmp/, fsync'd, then linked to a- (EEXIST: taken)
- * and to c-, so a complete reservation has two links; a lone a- or c-
- * (st_nlink == 1) is an ADD killed half-way that never returned: it is
- * reclaimed when met. One directory fsync commits each change.
+ *
+ * An address is held while its a- exists, whatever the entry holds or its
+ * link count: only a record the store can read, naming an owner that is
+ * gone (DEL, GC, an earlier boot), frees one. So a store copied without
+ * hard links, or a record damaged or edited in place, never hands out an
+ * address twice: the copied pair is linked into one file again when met,
+ * and what cannot be read stays held and is logged with how to free it.
+ * ADD writes the record to tmp/, renames it to c-, then links a-; a
+ * release removes a-, then c-. Cut short anywhere, the store is left with
+ * at most a lone c-, which holds nothing: the owner's next DEL removes it,
+ * its next ADD completes it. One directory fsync commits each change.
  *
  * Every call but pool_open/pool_close runs under the lock pool_open took.
  * Failures return -errno and fill a struct pool_diag for the message:
- *   -EBADMSG        a record is corrupt (diag.file, diag.addr)
- *   -ENOSPC         a range set is full (diag.set)
+ *   -EBADMSG        (ADD, CHECK) the owner's own record is unreadable (diag.file)
+ *   -EXFULL         a range set has no free address (diag.set)
  *   -EADDRINUSE     a requested address is held (diag.addr, diag.holder)
  *   -EADDRNOTAVAIL  a requested address is in no range or not usable (diag.addr)
+ *   -EALREADY       a repeated ADD asks another address than it holds
+ *                   (diag.set, diag.addr: held, diag.holder: asked)
  *   -EINVAL         two requested addresses for one range set (diag.set)
  *   -ENOENT         (pool_check) the reservation of diag.set is missing (diag.file)
  *   -ETIMEDOUT      the lock was not obtained in time
+ *   other           the file system failed (diag.file: the store)
  */
 #ifndef POOL_H
 #define POOL_H
@@ -42,6 +52,17 @@ struct pool {
 	char boot_id[64];
 };
 
+/* One reservation, as its record says. */
+struct pool_record {
+	struct ipam_addr addr;
+	int set;
+	char container_id[256];
+	char ifname[IFNAMSIZ];
+	char netns[PATH_MAX];
+	char boot_id[64];
+	long long created;
+};
+
 struct pool_owner {
 	const char *container_id;
 	const char *ifname;
@@ -54,6 +75,9 @@ struct pool_diag {
 	char addr[IPAM_ADDR_STRLEN];
 	char holder[280];		/* "containerID:ifname" */
 };
+
+/* A record's bytes (sealed JSON; buf is modified): 0 or -EBADMSG. */
+int pool_record_parse(char *buf, size_t len, struct pool_record *r);
 
 /* The kernel's boot ID from <proc_root>/sys/kernel/random/boot_id. */
 int pool_boot_id(const char *proc_root, char *buf, size_t len);
@@ -74,7 +98,10 @@ void pool_close(struct pool *p);
  */
 int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr *req, int n_req,
 	     struct ipam_addr out[IPAM_MAX_SETS], struct pool_diag *d);
-/* Release every reservation of the owner; none is success. *released counts them. */
+/*
+ * Release every reservation of the owner; none is success. *released
+ * counts them. An unreadable one is logged and left held: not an error.
+ */
 int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d);
 /* Every set must hold a complete reservation for the owner: out[] gets them. */
 int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
@@ -82,7 +109,10 @@ int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[
 /* Release reservations not in valid[] and those of an earlier boot. */
 int pool_gc(struct pool *p, const struct cni_attachment *valid, int n_valid, int *released,
 	    struct pool_diag *d);
-/* -ENOSPC (diag.set) when a set has no address to give, counting earlier-boot records as free. */
+/*
+ * -EXFULL (diag.set) when a set has no address to give, counting
+ * earlier-boot records as free; -errno when the store cannot take a write.
+ */
 int pool_status(struct pool *p, struct pool_diag *d);
 
 #endif

@@ -45,6 +45,34 @@ static struct ippool_conf pools[IPPOOL_MAX];
 static int n_pools;
 
 /*
+ * What DEL and GC need of a config that no longer validates: the store's
+ * place (dataDir) and the cooldown, read leniently. Anything else wrong
+ * in it only warns: a pod must be able to terminate after its NAD was
+ * edited.
+ */
+static int load_store_only(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
+{
+	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(ipam, "dataDir");
+	const cJSON *cool = cJSON_GetObjectItemCaseSensitive(ipam, "releaseCooldown");
+
+	log_warn("%s; releasing by attachment anyway", err->msg);
+	memset(err, 0, sizeof(*err));
+	memset(c, 0, sizeof(*c));
+	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
+	if (cJSON_IsString(dir)) {
+		if (!cni_valid_abs_path(dir->valuestring) ||
+		    strlen(dir->valuestring) >= sizeof(c->data_dir))
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+					  "ipam.dataDir: \"%s\" is not an absolute path without \".\" or \"..\" components, so the store to release from is unknown; restore the NAD's dataDir, or remove this attachment's c-<containerID>:<ifname>.* entries and the a-<address> entries they name from the store by hand",
+					  dir->valuestring);
+		snprintf(c->data_dir, sizeof(c->data_dir), "%s", dir->valuestring);
+	}
+	if (cJSON_IsNumber(cool) && cool->valuedouble > 0 && cool->valuedouble < 1LL << 31)
+		c->cooldown = (long long)cool->valuedouble;
+	return 0;
+}
+
+/*
  * store_only: DEL and GC need the store and nothing of the ranges, so a
  * node that lost its block (or its name) can still release what it holds.
  */
@@ -56,26 +84,33 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 	int ret;
 
 	ret = ipam_conf_parse(ipam, c, err);
-	if (ret == -ENOENT && store_only) {
-		log_warn("%s; releasing by attachment anyway", err->msg);
-		memset(err, 0, sizeof(*err));
+	if (ret < 0 && store_only) {
+		if (load_store_only(ipam, c, err) < 0)
+			return -1;
 	} else if (ret < 0) {
 		return -1;
+	} else if (c->cluster && ippool_conf_parse(ipam, pools, &n_pools, err) < 0) {
+		if (!store_only)
+			return -1;
+		log_warn("%s; releasing by attachment anyway", err->msg);
+		memset(err, 0, sizeof(*err));
 	}
-	if (c->cluster && ippool_conf_parse(ipam, pools, &n_pools, err) < 0)
-		return -1;
 	if (c->log_level[0]) {
-		if (log_level_parse(c->log_level, &lvl) < 0)
+		if (log_level_parse(c->log_level, &lvl) == 0)
+			log_set_level(lvl);
+		else if (!store_only)
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 					  "ipam.logLevel: unknown level \"%s\" (want panic, error, warning, info or debug)",
 					  c->log_level);
-		log_set_level(lvl);
 	}
 	ret = c->log_file[0] ? log_set_file(c->log_file) : 0;
-	if (ret < 0)
+	if (ret < 0 && !store_only)
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
 				  strerror(-ret));
+	if (ret < 0)
+		log_warn("ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
+			 strerror(-ret));
 	if (!req->name || !cni_valid_network_name(req->name))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "name: \"%s\" cannot name a store directory (want letters, digits, '_', '.', '-', starting with a letter or digit)",
@@ -103,6 +138,7 @@ static int owner_of(const struct cni_request *req, struct pool_owner *o, struct 
 static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
 		      const struct pool_diag *d, struct cni_error *err)
 {
+	const char *net = p->path + strlen(c->data_dir) + (p->path[strlen(c->data_dir)] == '/');
 	char set[96] = "";
 
 	if (d->set >= 0 && d->set < c->n_sets)
@@ -120,14 +156,20 @@ static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
 			   d->file);
 		return -1;
 	case -EBADMSG:
-		cni_errorf(err, CNI_ERR_STORE_CORRUPT, "store record %s is corrupt", d->file);
-		cni_error_details(err, "remove %s to release %s, or restore it", d->file,
-				  d->addr[0] ? d->addr : "its address");
+		cni_errorf(err, CNI_ERR_STORE_CORRUPT,
+			   "store record %s is unreadable: this attachment's address cannot be known",
+			   d->file);
+		cni_error_details(err,
+				  "DEL the attachment (it leaves the address held and logs which), or restore the record");
 		return -1;
-	case -ENOSPC:
+	case -EXFULL:
 		return cni_errorf(err, CNI_ERR_POOL_EXHAUSTED,
-				  "%s is exhausted: every address is reserved; widen the range or release pods",
-				  set);
+				  "network %s: %s is exhausted: every address is reserved; widen the range or release pods",
+				  net, set);
+	case -EALREADY:
+		return cni_errorf(err, CNI_ERR_PLUGIN,
+				  "network %s: this attachment already holds %s in %s, and a repeated ADD cannot change it to the requested %s; DEL the attachment first",
+				  net, d->addr, set, d->holder);
 	case -EADDRINUSE:
 		return cni_errorf(err, CNI_ERR_PLUGIN, "requested address %s is held by %s",
 				  d->addr, d->holder[0] ? d->holder : "another container");
@@ -143,8 +185,8 @@ static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
 		return cni_errorf(err, CNI_ERR_DRIFT, "no reservation in %s (missing %s)", set,
 				  d->file);
 	default:
-		cni_errorf(err, CNI_ERR_IO, "store %s: %s", d->file[0] ? d->file : p->path,
-			   strerror(-ret));
+		cni_errorf(err, CNI_ERR_IO, "store %s: %s; free space in, or repair, %s",
+			   d->file[0] ? d->file : p->path, strerror(-ret), c->data_dir);
 		return -1;
 	}
 }
@@ -483,7 +525,7 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
 	/* Without a cached block there is nothing to count: the next ADD fetches it. */
 	ret = missing ? 0 : pool_status(&p, &d);
-	if (ret == -ENOSPC) {
+	if (ret == -EXFULL) {
 		set_name(&c, d.set, set, sizeof(set));
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "%s is exhausted: ADD would fail", set);
 	} else if (ret < 0) {

@@ -182,7 +182,13 @@ printf 'garbage' >> "$DATA/ncor/a-10.10.0.2"
 run ADD "$(conf ncor 1.1.0 "$V4")" k1
 t_eq "$(t_jq .code)" 104 "code"
 t_contains "$(t_jq .msg)" "$DATA/ncor/c-k1:net1.0" "message names the file"
-t_contains "$(t_jq .details)" "remove" "details give the fix"
+t_contains "$(t_jq .details)" "DEL the attachment" "details give the fix"
+run DEL "$(conf ncor 1.1.0 "$V4")" k1
+t_eq "$T_RC" 0 "DEL finishes ($T_OUT)"
+t_contains "$T_ERR" "remove $DATA/ncor/a-10.10.0.2 by hand" "DEL says how to free it by hand"
+t_eq "$(ls "$DATA/ncor" | grep -c a-10.10.0.2)" 1 "the address stays held"
+run ADD "$(conf ncor 1.1.0 "$V4")" k2
+t_eq "$(t_jq '.ips[0].address')" "10.10.0.3/24" "the next pod gets another address"
 
 t_begin "a dataDir with a symlink component is refused"
 mkdir -p "$T_TMP/real"

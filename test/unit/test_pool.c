@@ -13,7 +13,7 @@
 
 static char root[64];		/* the test's temporary directory */
 static char proc_root[128];	/* a fake procfs holding the boot ID */
-static char store[256];		/* <dataDir>/net1 */
+static char store[200];		/* <dataDir>/net1 */
 static struct ipam_conf conf;
 
 static void set_boot_id(const char *id)
@@ -181,7 +181,7 @@ static void test_exhaustion(void)
 		snprintf(cid, sizeof(cid), "c%d", i);
 		CHECK(strcmp(add1(cid), "(failed)") != 0);
 	}
-	CHECK_INT(add("full", NULL, out, &d), -ENOSPC);
+	CHECK_INT(add("full", NULL, out, &d), -EXFULL);
 	CHECK_INT(d.set, 0);
 	/* once one is released, the walk wraps around to it */
 	CHECK_INT(del("c2"), 1);
@@ -201,9 +201,9 @@ static void test_earlier_boot_reclaimed_when_full(void)
 		snprintf(cid, sizeof(cid), "c%d", i);
 		add1(cid);
 	}
-	CHECK_INT(add("x", NULL, out, &d), -ENOSPC);
+	CHECK_INT(add("x", NULL, out, &d), -EXFULL);
 	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
-	CHECK_INT(pool_status(&p, &d), -ENOSPC);
+	CHECK_INT(pool_status(&p, &d), -EXFULL);
 	pool_close(&p);
 
 	set_boot_id("22222222-2222-2222-2222-222222222222");
@@ -236,7 +236,7 @@ static void test_cooldown(void)
 		add1(cid);
 	}
 	/* only the resting .2 is left: it may not be handed out yet */
-	CHECK_INT(add("x", NULL, out, &d), -ENOSPC);
+	CHECK_INT(add("x", NULL, out, &d), -EXFULL);
 	/* an explicit request may take a resting address */
 	CHECK_INT(add("y", "10.1.0.2", out, &d), 0);
 	CHECK(!exists("r-10.1.0.2"));
@@ -250,18 +250,113 @@ static void test_cooldown(void)
 	CHECK_STR(add1("z"), "10.1.0.2");
 }
 
-static void test_orphans_of_killed_adds(void)
+static void test_leftovers_of_killed_adds(void)
 {
+	char path[512];
+
 	setup(V4_SMALL, NULL);
 	CHECK_STR(add1("c1"), "10.1.0.2");
 	CHECK_INT(del("c1"), 1);
-	/* an ADD killed after linking a- (one link), and one killed after c- */
+	/* an unreadable a- holds its address; a lone unreadable c- holds nothing */
 	write_file("a-10.1.0.3", "partial");
 	write_file("c-c9:eth0.0", "partial");
 	write_file("tmp/.tmp.1.0", "partial");
-	CHECK_STR(add1("c9"), "10.1.0.3");
+	snprintf(path, sizeof(path), "%s/tmp/stray", store);
+	CHECK_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/tmp/stray/x", store);
+	CHECK_INT(mkdir(path, 0700), 0);
+	CHECK_STR(add1("c9"), "10.1.0.4");
 	CHECK(!exists("tmp/.tmp.1.0"));
 	CHECK(exists("a-10.1.0.3"));
+	CHECK(exists("c-c9:eth0.0"));
+
+	/* an ADD cut short between its c- and its a-: DEL removes the lone c- */
+	snprintf(path, sizeof(path), "%s/a-10.1.0.4", store);
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(del("c9"), 1);
+	CHECK(!exists("c-c9:eth0.0"));
+
+	/* ... and a repeated ADD completes it, with the same address */
+	CHECK_STR(add1("c8"), "10.1.0.5");
+	snprintf(path, sizeof(path), "%s/a-10.1.0.5", store);
+	CHECK_INT(unlink(path), 0);
+	CHECK_STR(add1("c8"), "10.1.0.5");
+	CHECK(exists("a-10.1.0.5"));
+}
+
+/* cp -r, rsync without -H, a backup restore: every pair becomes two files. */
+static void test_copied_store_holds(void)
+{
+	char cmd[1200];
+	int i;
+
+	setup(V4_SMALL, NULL);
+	CHECK_STR(add1("c1"), "10.1.0.2");
+	CHECK_STR(add1("c2"), "10.1.0.3");
+	snprintf(cmd, sizeof(cmd), "cp -r %s %s.copy && rm -rf %s && mv %s.copy %s", store, store,
+		 store, store, store);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(mode_of("a-10.1.0.2") != 0, 1);
+	/* the new pods get new addresses, whatever the link counts say */
+	CHECK_STR(add1("n1"), "10.1.0.4");
+	CHECK_STR(add1("n2"), "10.1.0.5");
+	CHECK_STR(add1("n3"), "10.1.0.6");
+	CHECK_STR(add1("n4"), "(failed)");
+	/* the old owner still gets its own, and its pair is one file again */
+	CHECK_STR(add1("c1"), "10.1.0.2");
+	CHECK_INT(del("c1"), 1);
+	CHECK(!exists("a-10.1.0.2"));
+	CHECK_INT(del("c2"), 1);
+	CHECK(!exists("a-10.1.0.3"));
+	CHECK(!exists("c-c2:eth0.0"));
+	for (i = 0; i < 2; i++)
+		CHECK(strcmp(add1(i ? "m2" : "m1"), "(failed)") != 0);
+}
+
+/* Overwrite the first `from` in the entry with `to` (same length), in place. */
+static void edit_in_place(const char *name, const char *from, const char *to)
+{
+	char path[512], buf[8192], *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", store, name);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	at = strstr(buf, from);
+	CHECK(at != NULL);
+	if (at)
+		CHECK_INT(pwrite(fd, to, strlen(to), at - buf), (int)strlen(to));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A record edited in place, or replaced by an editor, still holds its address. */
+static void test_edited_record_holds(void)
+{
+	char path[512], cmd[1024];
+
+	setup(V4_SMALL, NULL);
+	CHECK_STR(add1("c1"), "10.1.0.2");
+	edit_in_place("a-10.1.0.2", "c1", "zz");
+	CHECK_STR(add1("n1"), "10.1.0.3");
+	/* its owner's DEL finishes and logs it; the address stays held */
+	CHECK_INT(del("c1"), 0);
+	CHECK(exists("a-10.1.0.2"));
+	CHECK_STR(add1("n2"), "10.1.0.4");
+
+	/* sed -i writes a new file: a- names another owner, c- is c1's */
+	CHECK_STR(add1("c2"), "10.1.0.5");
+	snprintf(path, sizeof(path), "%s/a-10.1.0.5", store);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/c2/zz/' %s", path);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(del("c2"), 1);
+	CHECK(exists("a-10.1.0.5"));
+	CHECK(!exists("c-c2:eth0.0"));
+	CHECK_STR(add1("n3"), "10.1.0.6");
 }
 
 static void test_corrupt_record(void)
@@ -281,17 +376,22 @@ static void test_corrupt_record(void)
 	close(fd);
 	CHECK_INT(add("c1", NULL, out, &d), -EBADMSG);
 	CHECK_HAS(d.file, "/data/net1/c-c1:eth0.0");
-	CHECK_INT(del("c1"), -EBADMSG);
-	/* STATUS of a full set reads every record: the corrupt one is named */
+	/* DEL finishes, and the address stays held */
+	CHECK_INT(del("c1"), 0);
+	CHECK(exists("a-10.1.0.2"));
+	/* STATUS of a full set counts it held */
 	add1("c2");
 	add1("c3");
 	add1("c4");
 	add1("c5");
 	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
-	CHECK_INT(pool_status(&p, &d), -EBADMSG);
-	CHECK_HAS(d.file, "/data/net1/a-10.1.0.2");
-	CHECK_STR(d.addr, "10.1.0.2");
+	CHECK_INT(pool_status(&p, &d), -EXFULL);
+	CHECK_INT(d.set, 0);
 	pool_close(&p);
+	/* an earlier boot frees every readable record, never the unreadable one */
+	set_boot_id("22222222-2222-2222-2222-222222222222");
+	CHECK_STR(add1("c6"), "10.1.0.3");
+	CHECK(exists("a-10.1.0.2"));
 }
 
 static void test_modes(void)
@@ -332,7 +432,7 @@ static void test_dual_stack_rolls_back(void)
 	CHECK_STR(fmt(&out[0]), "fd00::1");
 	CHECK_STR(fmt(&out[1]), "10.1.0.1");
 	CHECK_INT(add("c2", NULL, out, &d), 0);
-	CHECK_INT(add("c3", NULL, out, &d), -ENOSPC);
+	CHECK_INT(add("c3", NULL, out, &d), -EXFULL);
 	CHECK_INT(d.set, 1);
 	CHECK(!exists("a-fd00::3"));
 	CHECK(!exists("c-c3:eth0.0"));
@@ -344,6 +444,7 @@ static void test_dual_stack_rolls_back(void)
 static void test_gc(void)
 {
 	struct cni_attachment valid[] = { { "c1", "eth0" }, { "c3", "eth0" } };
+	char path[512];
 	struct pool_diag d;
 	struct pool p;
 	int released = -1;
@@ -361,7 +462,16 @@ static void test_gc(void)
 	CHECK(!exists("c-c2:eth0.0"));
 	CHECK(!exists("a-10.1.0.3"));
 	CHECK(exists("c-c3:eth0.0"));
-	CHECK(!exists("a-10.1.0.6"));
+	/* an unreadable a- is left held; a valid owner's lost index comes back */
+	CHECK(exists("a-10.1.0.6"));
+	CHECK_INT(unlink(strcat(strcpy(path, store), "/c-c1:eth0.0")), 0);
+	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
+	CHECK_INT(pool_gc(&p, valid, 2, &released, &d), 0);
+	pool_close(&p);
+	CHECK_INT(released, 0);
+	CHECK(exists("c-c1:eth0.0"));
+	CHECK_INT(del("c1"), 1);
+	CHECK(!exists("a-10.1.0.2"));
 }
 
 static void test_check(void)
@@ -420,7 +530,9 @@ int main(void)
 	RUN(test_exhaustion);
 	RUN(test_earlier_boot_reclaimed_when_full);
 	RUN(test_cooldown);
-	RUN(test_orphans_of_killed_adds);
+	RUN(test_leftovers_of_killed_adds);
+	RUN(test_copied_store_holds);
+	RUN(test_edited_record_holds);
 	RUN(test_corrupt_record);
 	RUN(test_modes);
 	RUN(test_static_requests);
