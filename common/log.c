@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,15 +70,21 @@ void log_set_level(enum log_level lvl)
 
 int log_set_file(const char *path)
 {
+	struct stat st;
 	int fd;
 
 	if (!path || !*path) {
 		log_close();
 		return 0;
 	}
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* Non-blocking and regular only: a FIFO with no reader must not hang the plugin. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	log_close();
 	lg.fd = fd;
 	return 0;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "ipam.h"
 #include "ippool.h"
 #include "log.h"
+#include "policy.h"
 #include "pool.h"
 #include "state.h"
 
@@ -80,6 +82,7 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 		struct cni_error *err)
 {
 	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
+	char path[PATH_MAX], why[768];
 	enum log_level lvl;
 	int ret;
 
@@ -103,14 +106,27 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 					  "ipam.logLevel: unknown level \"%s\" (want panic, error, warning, info or debug)",
 					  c->log_level);
 	}
-	ret = c->log_file[0] ? log_set_file(c->log_file) : 0;
-	if (ret < 0 && !store_only)
-		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				  "ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
-				  strerror(-ret));
-	if (ret < 0)
-		log_warn("ipam.logFile: cannot open \"%s\" for appending: %s", c->log_file,
-			 strerror(-ret));
+	if (c->log_file[0]) {
+		ret = policy_resolve(POLICY_LOG, c->log_file, path, sizeof(path), why, sizeof(why));
+		if (ret == 0 && (ret = log_set_file(path)) < 0)
+			snprintf(why, sizeof(why),
+				 "cannot open \"%.500s\" for appending: %s (a regular file is needed)",
+				 c->log_file, strerror(-ret));
+		if (ret < 0 && !store_only)
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.logFile: %s", why);
+		if (ret < 0)
+			log_warn("ipam.logFile: %s", why);
+	}
+	/* Tenants write NADs: the store goes only where the node allows. */
+	if (policy_resolve(POLICY_DATA, c->data_dir, path, sizeof(path), why, sizeof(why)) < 0) {
+		if (!store_only)
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dataDir: %s", why);
+		/* No ADD could have stored anything there: nothing to release. */
+		log_warn("ipam.dataDir: %s: no reservation can be there, nothing to release", why);
+		c->data_dir[0] = '\0';
+	} else {
+		snprintf(c->data_dir, sizeof(c->data_dir), "%s", path);
+	}
 	if (!req->name || !cni_valid_network_name(req->name))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "name: \"%s\" cannot name a store directory (want letters, digits, '_', '.', '-', starting with a letter or digit)",
@@ -323,29 +339,64 @@ static int requests(const struct cni_request *req, struct ipam_addr *out, int *n
 	return ret;
 }
 
+/*
+ * Non-blocking and regular only: a FIFO or a device named here must not
+ * hang the attach. A read error is an error, and a file larger than any
+ * resolver reads is refused, not cut.
+ */
 static int read_resolv_conf(const char *path, struct cni_dns *dns, struct cni_error *err)
 {
-	char *buf;
-	ssize_t n;
+	struct stat st;
+	char *buf = NULL;
+	ssize_t n = 0;
 	size_t len = 0;
-	int fd;
+	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.resolvConf: cannot read %s: %s",
 				  path, strerror(errno));
-	buf = malloc(RESOLV_CONF_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return cni_errorf(err, CNI_ERR_IO, "out of memory");
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				 "ipam.resolvConf: %s is not a regular file; name a resolv.conf", path);
+		goto out;
 	}
-	while (len < RESOLV_CONF_MAX && (n = read(fd, buf + len, RESOLV_CONF_MAX - len)) > 0)
+	if (st.st_size > RESOLV_CONF_MAX) {
+		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				 "ipam.resolvConf: %s is larger than %d KiB; name a resolv.conf",
+				 path, RESOLV_CONF_MAX / 1024);
+		goto out;
+	}
+	buf = malloc(RESOLV_CONF_MAX + 2);
+	if (!buf) {
+		ret = cni_errorf(err, CNI_ERR_IO, "out of memory");
+		goto out;
+	}
+	while (len <= RESOLV_CONF_MAX) {
+		n = read(fd, buf + len, RESOLV_CONF_MAX + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
 		len += (size_t)n;
-	close(fd);
+	}
+	if (n < 0) {
+		ret = cni_errorf(err, CNI_ERR_IO, "ipam.resolvConf: cannot read %s: %s", path,
+				 strerror(errno));
+		goto out;
+	}
+	if (len > RESOLV_CONF_MAX) {
+		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				 "ipam.resolvConf: %s is larger than %d KiB; name a resolv.conf",
+				 path, RESOLV_CONF_MAX / 1024);
+		goto out;
+	}
 	buf[len] = '\0';
 	ipam_resolv_conf_parse(buf, dns);
+out:
 	free(buf);
-	return 0;
+	close(fd);
+	return ret;
 }
 
 /*
@@ -418,8 +469,11 @@ static int cmd_del(struct cni_request *req, struct cni_error *err)
 	struct pool p;
 	int ret, released;
 
-	if (load(req, &c, true, err) < 0 || owner_of(req, &o, err) < 0 ||
-	    open_pool(req, &c, &p, &d, err) < 0)
+	if (load(req, &c, true, err) < 0 || owner_of(req, &o, err) < 0)
+		return -1;
+	if (!c.data_dir[0])
+		return 0;
+	if (open_pool(req, &c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_del(&p, &o, &released, &d);
 	if (ret < 0)
@@ -489,7 +543,7 @@ static int cmd_gc(struct cni_request *req, struct cni_error *err)
 
 	if (load(req, &c, true, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
 		return -1;
-	if (n < 0) {
+	if (!c.data_dir[0] || n < 0) {
 		log_info("GC: no cni.dev/valid-attachments in the config: releasing nothing");
 		free(valid);
 		return 0;

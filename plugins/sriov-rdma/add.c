@@ -475,7 +475,7 @@ static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 static void devinfo_undo(struct add_ctx *c)
 {
 	if (c->rec.devinfo_file[0])
-		sriov_devinfo_remove(c->rec.devinfo_file);
+		sriov_devinfo_remove(c->rec.devinfo_file, c->vf.bdf);
 }
 
 /* ---- the record says the attachment is complete ---- */
@@ -559,7 +559,8 @@ static int open_pod(struct add_ctx *c, struct cni_error *err)
 	const char *netns = c->req->env.netns;
 	struct link_sock *ls;
 	struct link_info li;
-	int ret;
+	bool host = false;
+	int ret, self;
 
 	ret = netns_open(netns, &c->pod_fd);
 	if (ret == -ENOENT)
@@ -567,6 +568,20 @@ static int open_pod(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: not a network namespace (%s)",
 				  netns, strerror(-ret));
+	/*
+	 * By identity, not by path: any path can name the host's namespace,
+	 * and a VF "moved" there stays on the host under the pod's name with
+	 * its claim held for ever.
+	 */
+	ret = netns_open_current(&self);
+	if (ret == 0) {
+		host = netns_same(c->pod_fd, self);
+		close(self);
+	}
+	if (ret == 0 && host)
+		return cni_errorf(err, CNI_ERR_INVALID_NETNS,
+				  "CNI_NETNS %s: is the host's own network namespace; a pod's namespace is needed",
+				  netns);
 	if (c->vf.dpdk)
 		return 0;
 	ret = link_sock_open_in(c->pod_fd, &ls);

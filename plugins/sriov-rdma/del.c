@@ -203,7 +203,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	}
 forget:
 	if (rec->devinfo_file[0])
-		sriov_devinfo_remove(rec->devinfo_file);
+		sriov_devinfo_remove(rec->devinfo_file, rec->bdf);
 	forget_record(state_dirfd, rec);
 	log_info("VF %s: released from %s (%s -> %s)", rec->bdf, rec->container_id,
 		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname);

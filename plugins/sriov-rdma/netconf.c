@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "link.h"
 #include "log.h"
+#include "policy.h"
 #include "sriov.h"
 
 static const char *const known_keys[] = {
@@ -28,15 +29,23 @@ static const char *const rdma_modes[] = { "auto", "exclusive", "off", NULL };
 
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err)
 {
-	*dir = SRIOV_DEFAULT_STATE_DIR;
-	if (conf_string(req->conf, "", "stateDir", dir, false, err))
+	static char resolved[PATH_MAX];
+	const char *s = SRIOV_DEFAULT_STATE_DIR;
+	char why[768];
+
+	if (conf_string(req->conf, "", "stateDir", &s, false, err))
 		return -EINVAL;
-	if (!cni_valid_abs_path(*dir)) {
+	if (!cni_valid_abs_path(s)) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "stateDir: \"%s\" must be an absolute path without \"..\"", *dir);
+			   "stateDir: \"%s\" must be an absolute path without \"..\"", s);
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
 		return -EINVAL;
 	}
+	if (policy_resolve(POLICY_STATE, s, resolved, sizeof(resolved), why, sizeof(why)) < 0) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "stateDir: %s", why);
+		return -EPERM;
+	}
+	*dir = resolved;
 	return 0;
 }
 
@@ -59,14 +68,22 @@ int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 		log_set_level(lvl);
 	}
 	if (file && file[0]) {
+		char resolved[PATH_MAX], why[768];
+
 		if (!cni_valid_abs_path(file)) {
 			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
 			return -EINVAL;
 		}
-		ret = log_set_file(file);
+		if (policy_resolve(POLICY_LOG, file, resolved, sizeof(resolved), why,
+				   sizeof(why)) < 0) {
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "logFile: %s", why);
+			return -EPERM;
+		}
+		ret = log_set_file(resolved);
 		if (ret < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "logFile: cannot open \"%s\": %s",
+			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				   "logFile: cannot open \"%s\" for appending: %s (a regular file is needed)",
 				   file, strerror(-ret));
 			return ret;
 		}
@@ -365,7 +382,10 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		return -EINVAL;
 	if (conf->devinfo_file && !conf->devinfo_file[0])
 		conf->devinfo_file = NULL;
-	if (conf->devinfo_file && sriov_devinfo_validate(conf->devinfo_file, err))
+	if (conf->devinfo_file &&
+	    sriov_devinfo_validate(conf->devinfo_file, conf->devinfo_buf, err))
 		return -EINVAL;
+	if (conf->devinfo_file)
+		conf->devinfo_file = conf->devinfo_buf;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <linux/if_link.h>
 #include "cni.h"
 #include "link.h"
+#include "policy.h"
 #include "state.h"
 #include "sriov.h"
 
@@ -367,21 +368,31 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 
 /* ---- device-info file (device-info-spec 1.1.0) ---- */
 
-int sriov_devinfo_validate(const char *path, struct cni_error *err)
+int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err)
 {
+	char why[768];
+
 	if (!cni_valid_abs_path(path) || path[strlen(path) - 1] == '/') {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
 			   "without \"..\"", path);
 		return -EINVAL;
 	}
+	if (policy_resolve(POLICY_DEVINFO, path, resolved, PATH_MAX, why, sizeof(why)) < 0) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "runtimeConfig.CNIDeviceInfoFile: %s", why);
+		return -EPERM;
+	}
 	return 0;
 }
 
-/* Split into an opened parent directory and the base name. */
+/*
+ * Split into an opened parent directory and the base name. The path was
+ * resolved by the policy: no symlink above the allowed directory, and
+ * none is followed below it.
+ */
 static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
 {
-	char dir[4096];
+	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t len = (size_t)(slash - path);
 
@@ -390,12 +401,7 @@ static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
 	memcpy(dir, path, len);
 	dir[len] = '\0';
 	*base = slash + 1;
-	/*
-	 * The runtime owns this path (e.g. under /var/run, itself a symlink on
-	 * most distributions): follow its symlinks, unlike our state files.
-	 */
-	*dirfd = open(len ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return *dirfd < 0 ? -errno : 0;
+	return state_dir_open(len ? dir : "/", dirfd);
 }
 
 int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
@@ -459,9 +465,37 @@ out:
 	return ret;
 }
 
-int sriov_devinfo_remove(const char *path)
+/*
+ * Only a file this plugin could have written: regular, reached without a
+ * symlink, naming this VF. Anything else at the path is someone else's.
+ */
+int sriov_devinfo_remove(const char *path, const char *bdf)
 {
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	char resolved[PATH_MAX], *data = NULL;
+	struct cni_error err;
+	const cJSON *addr;
+	const char *base;
+	cJSON *o = NULL;
+	size_t len;
+	int dirfd, ret;
+
+	if (sriov_devinfo_validate(path, resolved, &err) < 0)
+		return -EPERM;
+	ret = devinfo_open_parent(resolved, &dirfd, &base);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;
+	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
+	if (ret < 0)
+		goto out;
+	o = cJSON_ParseWithLength(data, len);
+	addr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "pci"),
+						"pci-address");
+	ret = -EPERM;
+	if (cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf))
+		ret = unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
+out:
+	cJSON_Delete(o);
+	free(data);
+	close(dirfd);
+	return ret == -ENOENT ? 0 : ret;
 }

@@ -11,6 +11,7 @@
 #ifndef SRIOV_H
 #define SRIOV_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
@@ -56,7 +57,8 @@ struct sriov_conf {
 	const char *rdma_name;		/* rdmaName, NULL: keep the kernel's name */
 	const char *state_dir;
 	struct sriov_paths paths;
-	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile or NULL */
+	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile, resolved, or NULL */
+	char devinfo_buf[PATH_MAX];
 	const char *ipam_type;		/* NULL: no IPAM */
 };
 
@@ -125,11 +127,11 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
 int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
-int sriov_devinfo_validate(const char *path, struct cni_error *err);
+int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err);
 /* rdma_dev NULL or "": any rdma-device already in the file stays. */
 int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
 			const char *rdma_dev);
-int sriov_devinfo_remove(const char *path);
+int sriov_devinfo_remove(const char *path, const char *bdf);
 
 /* vfnet.c */
 /*

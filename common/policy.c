@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "policy.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cni.h"
+
+#define NODE_CONFIG_MAX	65536
+
+static const char *const keys[POLICY_N] = {
+	"allowedStateDirs", "allowedDataDirs", "allowedLogDirs", "allowedDeviceInfoDirs",
+};
+
+/* /var/run as well as /run: a path is matched as written, before resolving. */
+static const char *const builtin[POLICY_N][4] = {
+	{ "/var/lib/cni/sriov-rdma", "/run/cni/sriov-rdma", "/var/run/cni/sriov-rdma", NULL },
+	{ "/var/lib/cni/pool-ipam", "/run/cni/pool-ipam", "/var/run/cni/pool-ipam", NULL },
+	{ "/var/log/sriov-rdma-cni", NULL },
+	{ "/var/run/k8s.cni.cncf.io/devinfo", "/run/k8s.cni.cncf.io/devinfo", NULL },
+};
+
+struct node_policy {
+	bool loaded;
+	int err;			/* 0, or -errno of a node config that cannot be used */
+	char msg[256];
+	int n[POLICY_N];
+	char dirs[POLICY_N][POLICY_MAX_DIRS][PATH_MAX];
+};
+
+static struct node_policy pol;
+
+const char *policy_key(enum policy_dir k)
+{
+	return keys[k];
+}
+
+static int fail(int ret, const char *file, const char *what)
+{
+	pol.err = ret;
+	snprintf(pol.msg, sizeof(pol.msg), "node config %s: %s", file, what);
+	return ret;
+}
+
+static int add_dir(enum policy_dir k, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (pol.n[k] >= POLICY_MAX_DIRS)
+		return -ENOSPC;
+	if (!cni_valid_abs_path(dir) || len >= PATH_MAX)
+		return -EINVAL;
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	memcpy(pol.dirs[k][pol.n[k]], dir, len);
+	pol.dirs[k][pol.n[k]][len] = '\0';
+	pol.n[k]++;
+	return 0;
+}
+
+static int load(void)
+{
+	const char *file = getenv(POLICY_NODE_CONFIG_ENV);
+	char *buf = NULL;
+	const cJSON *arr, *it;
+	cJSON *j = NULL;
+	struct stat st;
+	ssize_t n = 0;
+	size_t len = 0;
+	int fd, k, i, ret = 0;
+
+	if (pol.loaded)
+		return pol.err;
+	pol.loaded = true;
+	for (k = 0; k < POLICY_N; k++)
+		for (i = 0; builtin[k][i]; i++)
+			add_dir(k, builtin[k][i]);
+	if (!file || !*file)
+		file = POLICY_NODE_CONFIG;
+	/* Non-blocking and regular only: a FIFO here must not hang every pod's attach. */
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : fail(-errno, file, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > NODE_CONFIG_MAX) {
+		close(fd);
+		return fail(-EINVAL, file, "not a regular file of at most 64 KiB");
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return fail(-ENOMEM, file, "out of memory");
+	}
+	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (n < 0) {
+		ret = fail(-errno, file, strerror(errno));
+		goto out;
+	}
+	j = cJSON_ParseWithLength(buf, len);
+	if (!cJSON_IsObject(j)) {
+		ret = fail(-EINVAL, file, "not a JSON object");
+		goto out;
+	}
+	for (k = 0; k < POLICY_N; k++) {
+		arr = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
+		if (!arr)
+			continue;
+		if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > POLICY_MAX_DIRS) {
+			ret = fail(-EINVAL, file, "an allowed...Dirs key is not a list of at most 16 paths");
+			goto out;
+		}
+		cJSON_ArrayForEach(it, arr)
+			if (!cJSON_IsString(it) || add_dir(k, it->valuestring) < 0) {
+				ret = fail(-EINVAL, file,
+					   "an allowed directory is not an absolute path without \".\" or \"..\"");
+				goto out;
+			}
+	}
+out:
+	cJSON_Delete(j);
+	free(buf);
+	return ret;
+}
+
+/*
+ * dir through the system's symlinks: the longest prefix that exists,
+ * resolved, then the rest as written (it is created later, as real
+ * directories).
+ */
+static int resolve_dir(const char *dir, char *out, size_t outlen)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	const char *tail = "";
+	char *slash;
+
+	snprintf(head, sizeof(head), "%s", dir);
+	for (;;) {
+		if (realpath(head[0] ? head : "/", real))
+			break;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		slash = strrchr(head, '/');
+		if (!slash)
+			return -ENOENT;
+		*slash = '\0';
+		tail = dir + (slash - head);
+	}
+	if ((size_t)snprintf(out, outlen, "%s%s", strcmp(real, "/") ? real : "", tail) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* path == dir, or path is below dir: the length of dir, or 0. */
+static size_t under(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (strncmp(path, dir, len) || (path[len] && path[len] != '/'))
+		return 0;
+	return len;
+}
+
+int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
+		   size_t whylen)
+{
+	char real[PATH_MAX], list[512] = "";
+	size_t len, used = 0;
+	int i, ret;
+
+	ret = load();
+	if (ret < 0) {
+		snprintf(why, whylen, "%s", pol.msg);
+		return -EINVAL;
+	}
+	if (!cni_valid_abs_path(path)) {
+		snprintf(why, whylen, "\"%s\" is not an absolute path without \".\" or \"..\"", path);
+		return -EPERM;
+	}
+	for (i = 0; i < pol.n[k]; i++) {
+		if (resolve_dir(pol.dirs[k][i], real, sizeof(real)) < 0)
+			continue;
+		len = under(path, pol.dirs[k][i]);
+		if (!len)
+			len = under(path, real);
+		if (!len)
+			continue;
+		if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
+			snprintf(why, whylen, "\"%s\" is too long", path);
+			return -EPERM;
+		}
+		return 0;
+	}
+	for (i = 0; i < pol.n[k] && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 pol.dirs[k][i]);
+	snprintf(why, whylen,
+		 "\"%s\" is outside the directories allowed on this node (%s); a node admin can add one to %s in %s",
+		 path, list, keys[k], POLICY_NODE_CONFIG);
+	return -EPERM;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy: where a NAD may make the plugins create, write and delete files.
+ *
+ * A NetworkAttachmentDefinition is tenant input, and the plugins run as
+ * root: every path a config names (stateDir, ipam.dataDir, logFile,
+ * ipam.logFile, runtimeConfig.CNIDeviceInfoFile) must lie in one of the
+ * allowed directories of its kind. The built-ins are where the plugins and
+ * Multus put things; a node admin widens them in a node-local file that
+ * NADs cannot touch:
+ *
+ *   /etc/cni/sriov-rdma-cni.json   (SRIOV_RDMA_CNI_NODE_CONFIG overrides,
+ *                                   set by whoever runs the runtime)
+ *   { "allowedStateDirs": ["/data/cni/state"], "allowedDataDirs": [...],
+ *     "allowedLogDirs": [...], "allowedDeviceInfoDirs": [...] }
+ *
+ * at most POLICY_MAX_DIRS each, absolute. An allowed directory is resolved
+ * through the system's symlinks (/var/run is /run on Debian); below it,
+ * callers walk with O_NOFOLLOW, so a symlink inside a store is refused.
+ */
+#ifndef POLICY_H
+#define POLICY_H
+
+#include <stddef.h>
+
+#define POLICY_NODE_CONFIG	"/etc/cni/sriov-rdma-cni.json"
+#define POLICY_NODE_CONFIG_ENV	"SRIOV_RDMA_CNI_NODE_CONFIG"
+#define POLICY_MAX_DIRS		16
+
+enum policy_dir {
+	POLICY_STATE,		/* sriov-rdma stateDir */
+	POLICY_DATA,		/* pool-ipam dataDir */
+	POLICY_LOG,		/* logFile, ipam.logFile */
+	POLICY_DEVINFO,		/* runtimeConfig.CNIDeviceInfoFile */
+	POLICY_N
+};
+
+/*
+ * Map `path` (absolute, no "." or ".." components) to where it really is:
+ * the allowed directory it is in, resolved, followed by the rest as
+ * written. 0; -EPERM when no allowed directory holds it; -EINVAL when the
+ * node config is unusable. On failure `why` says which, and what would be
+ * allowed.
+ */
+int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
+		   size_t whylen);
+
+/* The config key that widens kind k ("allowedStateDirs"...). */
+const char *policy_key(enum policy_dir k);
+
+#endif

@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The NAD is tenant input: it tries to make the plugins (root on the node)
+# create, write, append to or delete files outside the directories the
+# node allows, through symlinks, FIFOs and the host's own namespace. Each
+# attempt fails with a clear code 7 (or 8 for the namespace) and nothing
+# outside the allowed trees changes. Driven through libcni with the
+# NAD's own runtimeConfig, which libcni hands over when no capabilities
+# are declared.
+. "$(dirname "$0")/sriov_lib.sh"
+
+OUTSIDE=$(mktemp -d /tmp/cni-outside.XXXXXX)
+t_defer "rm -rf $OUTSIDE"
+echo "root:x:0:0:root:/root:/bin/bash" > "$OUTSIDE/passwd"
+SUM0=$(cd "$OUTSIDE" && find . -mindepth 1 -printf '%p %s %T@\n' | sort | md5sum)
+outside_unchanged() { # what
+	t_eq "$(cd "$OUTSIDE" && find . -mindepth 1 -printf '%p %s %T@\n' | sort | md5sum)" "$SUM0" "$1: nothing outside the allowed trees changed"
+}
+CONF=$T_TMP/net.conflist
+POOL="{\"type\": \"pool-ipam\", \"ranges\": [[{\"subnet\": \"10.67.0.0/24\"}]], \"dataDir\": \"$T_TMP/pool\"}"
+sr_setup 1
+pod=$(t_netns)
+
+attempt() { # what extra-sriov-fields [ipam]
+	sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\"${2:+, $2}" "${3:-$POOL}"
+	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+}
+
+t_begin "runtimeConfig.CNIDeviceInfoFile naming a file outside the device-info tree"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$OUTSIDE/passwd\"}"
+t_eq "$(t_jq .code)" 7 "code ($T_OUT)"
+t_contains "$(t_jq .msg)" "CNIDeviceInfoFile" "names the field"
+t_contains "$(t_jq .msg)" "allowedDeviceInfoDirs" "says how a node admin allows one"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF stays on the host"
+outside_unchanged "device-info"
+
+t_begin "a device-info path through a symlink inside the allowed tree"
+mkdir -p "$T_TMP/devinfo"
+ln -s "$OUTSIDE/passwd" "$T_TMP/devinfo/link.json"
+ln -s "$OUTSIDE" "$T_TMP/devinfo/dir"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/link.json\"}"
+t_eq "$T_RC" 1 "refused ($T_OUT)"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/dir/passwd\"}"
+t_eq "$T_RC" 1 "a symlinked directory too ($T_OUT)"
+outside_unchanged "symlinked device-info"
+t_eq "$(sr_markers)" "" "no claim left"
+
+t_begin "DEL deletes only the device-info file ADD wrote for this VF"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/pod.json\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_eq "$(jq -r '.pci["pci-address"]' "$T_TMP/devinfo/pod.json")" "$(sr_vf 0)" "ADD wrote it"
+echo '{"type":"pci","pci":{"pci-address":"0000:99:00.1"}}' > "$T_TMP/devinfo/pod.json"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(jq -r '.pci["pci-address"]' "$T_TMP/devinfo/pod.json")" "0000:99:00.1" "another VF's file is left alone"
+
+t_begin "logFile outside the log directories, and a FIFO inside them"
+attempt x "\"logFile\": \"$OUTSIDE/passwd\""
+t_eq "$(t_jq .code)" 7 "code ($T_OUT)"
+t_contains "$(t_jq .msg)" "logFile" "names the field"
+mkfifo "$T_TMP/fifo"
+start=$SECONDS
+attempt x "\"logFile\": \"$T_TMP/fifo\""
+t_eq "$(t_jq .code)" 7 "a FIFO is refused ($T_OUT)"
+t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+attempt x "" "{\"type\": \"pool-ipam\", \"subnet\": \"10.67.0.0/24\", \"dataDir\": \"$T_TMP/pool\", \"logFile\": \"$OUTSIDE/passwd\"}"
+t_eq "$T_RC" 1 "ipam.logFile outside too ($T_OUT)"
+t_contains "$T_OUT" "ipam.logFile" "names the field"
+outside_unchanged "logFile"
+
+t_begin "stateDir and dataDir outside their directories"
+attempt x "\"stateDir\": \"$OUTSIDE/state\""
+t_eq "$(t_jq .code)" 7 "stateDir: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "allowedStateDirs" "names the node config key"
+attempt x "" "{\"type\": \"pool-ipam\", \"subnet\": \"10.67.0.0/24\", \"dataDir\": \"$OUTSIDE/pool\"}"
+t_eq "$(t_jq .code)" 7 "dataDir: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "allowedDataDirs" "names the node config key"
+t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"x\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.67.0.0/24\",\"dataDir\":\"$OUTSIDE/pool\"}}" \
+	CNI_CONTAINERID=evil CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$T_RC" 0 "pool-ipam DEL with such a dataDir finishes ($T_OUT)"
+outside_unchanged "stateDir/dataDir"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF stays on the host"
+
+t_begin "resolvConf naming a FIFO or a huge file: refused, no hang"
+start=$SECONDS
+t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/fifo\"}}" \
+	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$(t_jq .code)" 7 "FIFO: code ($T_OUT)"
+t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+head -c 70000 /dev/zero | tr '\0' '#' > "$T_TMP/big.conf"
+t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/big.conf\"}}" \
+	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$(t_jq .code)" 7 "over 64 KiB: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "64 KiB" "says why"
+
+t_begin "CNI_NETNS naming the host's own namespace, by any path"
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\"" "$POOL"
+touch "$T_TMP/hostns"
+mount --bind /proc/self/ns/net "$T_TMP/hostns" && t_defer "umount $T_TMP/hostns"
+for ns in /proc/self/ns/net "$T_TMP/hostns"; do
+	t_exec sriov-rdma ADD "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=host CNI_IFNAME=net1 CNI_NETNS="$ns"
+	t_eq "$(t_jq .code)" 8 "$ns: code ($T_OUT)"
+	t_contains "$(t_jq .msg)" "host's own network namespace" "$ns: says why"
+done
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF keeps its host name"
+t_eq "$(sr_markers)" "" "no claim held"
+
+t_begin "a dataDir under /var/run (the system's symlink to /run) is accepted"
+if [ -L /var/run ]; then
+	d=/var/run/cni/pool-ipam/test-$$
+	t_defer "rm -rf /run/cni/pool-ipam/test-$$"
+	t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
+		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
+	t_eq "$T_RC" 0 "ADD ($T_OUT)"
+	t_eq "$(ls /run/cni/pool-ipam/test-$$/vr | grep -c '^a-')" 1 "the store is under /run"
+	t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
+		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
+	t_eq "$T_RC" 0 "DEL ($T_OUT)"
+else
+	echo "# skipped: /var/run is not a symlink here"
+fi
+
+t_begin "a node config that widens the allowed directories"
+printf '{"allowedDataDirs":["%s/extra"]}\n' "$OUTSIDE" > "$T_TMP/node2.json"
+t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$OUTSIDE/extra\"}}" \
+	CNI_CONTAINERID=nc1 CNI_IFNAME=net1 CNI_NETNS="$pod" SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node2.json"
+t_eq "$T_RC" 0 "allowed by the node config ($T_OUT)"
+rm -rf "$OUTSIDE/extra"
+echo '{"allowedDataDirs": "not a list"}' > "$T_TMP/node3.json"
+t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
+	CNI_CONTAINERID=nc1 CNI_IFNAME=net1 CNI_NETNS="$pod" SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node3.json"
+t_eq "$(t_jq .code)" 7 "a broken node config: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "node config $T_TMP/node3.json" "names the node config"
+outside_unchanged "node config"
+
+t_done
