@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -808,6 +809,118 @@ static int cmd_version(void)
 	return r ? 1 : 0;
 }
 
+/*
+ * Go's encoding/json (Multus, libcni, the runtimes) keeps the last of two
+ * keys that differ only in case, or not at all, and cJSON the first: the
+ * runtime and the plugin would mean different networks. Keys are sorted
+ * case-insensitively, so a duplicate is a neighbour. dup[] gets the two
+ * keys as written, path where they are.
+ */
+static int cmp_key_ci(const void *a, const void *b)
+{
+	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool json_dup_keys(const cJSON *node, char *path, size_t used, size_t cap,
+			  const char *dup[2])
+{
+	const char **keys;
+	const cJSON *e;
+	size_t n = 0, i, add;
+	bool found = false;
+
+	if (!cJSON_IsObject(node) && !cJSON_IsArray(node))
+		return false;
+	if (cJSON_IsObject(node)) {
+		for (e = node->child; e; e = e->next)
+			n++;
+		keys = n > 1 ? malloc(n * sizeof(*keys)) : NULL;
+		if (keys) {
+			for (i = 0, e = node->child; e; e = e->next)
+				keys[i++] = e->string ? e->string : "";
+			qsort(keys, n, sizeof(*keys), cmp_key_ci);
+			for (i = 1; i < n && !found; i++)
+				if (!strcasecmp(keys[i - 1], keys[i])) {
+					dup[0] = keys[i - 1];
+					dup[1] = keys[i];
+					found = true;
+				}
+			free(keys);
+		}
+		if (found)
+			return true;
+	}
+	i = 0;
+	for (e = node->child; e; e = e->next, i++) {
+		if (cJSON_IsObject(node))
+			add = (size_t)snprintf(path + used, cap - used, "%s%s", used ? "." : "",
+					       e->string ? e->string : "");
+		else
+			add = (size_t)snprintf(path + used, cap - used, "[%zu]", i);
+		if (used + add >= cap)
+			add = cap - used - 1;
+		if (json_dup_keys(e, path, used + add, cap, dup))
+			return true;
+		path[used] = '\0';
+	}
+	return false;
+}
+
+/*
+ * Where a \u0000 escape is in the JSON text: cJSON ends the string there,
+ * so "netA\u0000evil" would name netA. The text is valid JSON already.
+ */
+static bool json_nul_escape(const char *s, size_t len, size_t *at)
+{
+	bool in_str = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!in_str) {
+			in_str = s[i] == '"';
+			continue;
+		}
+		if (s[i] == '"') {
+			in_str = false;
+		} else if (s[i] == '\\') {
+			if (i + 5 < len && s[i + 1] == 'u' && !strncmp(s + i + 2, "0000", 4)) {
+				*at = i;
+				return true;
+			}
+			i++;
+		}
+	}
+	return false;
+}
+
+/* Refused on every command but DEL, which must finish: there, a warning. */
+static int json_hazards(struct cni_request *req, struct cni_error *err)
+{
+	const char *dup[2] = { NULL, NULL };
+	char path[256] = "";
+	size_t at;
+
+	if (json_nul_escape(req->stdin_buf, req->stdin_len, &at)) {
+		if (req->env.command == CNI_CMD_DEL) {
+			log_warn("network config: \\u0000 at byte %zu: the string is cut there", at);
+		} else {
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+					  "network config: \\u0000 at byte %zu: a NUL cannot be part of a name, a path or any value here; remove it",
+					  at);
+		}
+	}
+	if (json_dup_keys(req->conf, path, 0, sizeof(path), dup)) {
+		if (req->env.command == CNI_CMD_DEL)
+			log_warn("network config: duplicate keys \"%s\" and \"%s\" in %s: the first is used",
+				 dup[0], dup[1], path[0] ? path : "the top level");
+		else
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+					  "network config: duplicate keys \"%s\" and \"%s\" in %s: Go-based runtimes and Multus take the last, this plugin would not; keep one",
+					  dup[0], dup[1], path[0] ? path : "the top level");
+	}
+	return 0;
+}
+
 static int request_parse(struct cni_request *req, struct cni_error *err)
 {
 	enum cni_cmd cmd = req->env.command;
@@ -838,6 +951,8 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 	}
 	if (!cJSON_IsObject(req->conf))
 		return cni_errorf(err, CNI_ERR_DECODE, "network config: must be a JSON object");
+	if (json_hazards(req, err) < 0)
+		return -1;
 
 	v = cJSON_GetObjectItemCaseSensitive(req->conf, "cniVersion");
 	if (v && !cJSON_IsString(v))

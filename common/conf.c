@@ -11,6 +11,8 @@
 /* "where.key", or just "key" at the top level. */
 #define FIELD_FMT "%s%s%s"
 #define FIELD(where, key) (where) && *(where) ? (where) : "", (where) && *(where) ? "." : "", (key)
+/* The key as the config wrote it: members are found ignoring case. */
+#define AS_WRITTEN(v, key) ((v) && (v)->string ? (v)->string : (key))
 
 int conf_invalid(struct cni_error *err, const char *fmt, ...)
 {
@@ -59,11 +61,11 @@ int conf_string(const cJSON *obj, const char *where, const char *key, const char
 
 	if (!v) {
 		if (required)
-			return conf_invalid(err, FIELD_FMT ": is required", FIELD(where, key));
+			return conf_invalid(err, FIELD_FMT ": is required", FIELD(where, AS_WRITTEN(v, key)));
 		return 0;
 	}
 	if (!cJSON_IsString(v))
-		return conf_invalid(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	*out = v->valuestring;
 	return 0;
@@ -81,17 +83,17 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 		return 0;
 	if (cJSON_IsString(v))
 		return conf_invalid(err, FIELD_FMT ": must be a number, not a string (got \"%s\")",
-				FIELD(where, key), v->valuestring);
+				FIELD(where, AS_WRITTEN(v, key)), v->valuestring);
 	if (!cJSON_IsNumber(v))
-		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	d = v->valuedouble;
 	/* Beyond 2^53 a double no longer holds every integer: nothing sane lives there. */
 	if (d > 9007199254740992.0 || d < -9007199254740992.0 || d != (double)(long long)d)
-		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, key), d);
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, AS_WRITTEN(v, key)), d);
 	if ((long long)d < min || (long long)d > max)
 		return conf_invalid(err, FIELD_FMT ": %lld is out of range (%lld-%lld)",
-				FIELD(where, key), (long long)d, min, max);
+				FIELD(where, AS_WRITTEN(v, key)), (long long)d, min, max);
 	*out = (long long)d;
 	if (present)
 		*present = true;
@@ -108,7 +110,7 @@ int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, b
 	if (!v)
 		return 0;
 	if (!cJSON_IsBool(v))
-		return conf_invalid(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	*out = cJSON_IsTrue(v);
 	if (present)
@@ -137,8 +139,8 @@ int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
 	}
 	if (cJSON_IsString(v))
 		return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got \"%s\")",
-				FIELD(where, key), v->valuestring);
-	return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, key),
+				FIELD(where, AS_WRITTEN(v, key)), v->valuestring);
+	return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 			type_name(v));
 }
 
@@ -163,9 +165,9 @@ int conf_enum(const cJSON *obj, const char *where, const char *key, const char *
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
 				      choices[i]);
 	if (cJSON_IsString(v))
-		return conf_invalid(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, AS_WRITTEN(v, key)),
 				list, v->valuestring);
-	return conf_invalid(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, key), list,
+	return conf_invalid(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, AS_WRITTEN(v, key)), list,
 			type_name(v));
 }
 
@@ -178,7 +180,7 @@ int conf_object(const cJSON *obj, const char *where, const char *key, const cJSO
 	if (!v)
 		return 0;
 	if (!cJSON_IsObject(v))
-		return conf_invalid(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	*out = v;
 	return 0;
@@ -193,7 +195,7 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 	if (!v)
 		return 0;
 	if (!cJSON_IsArray(v))
-		return conf_invalid(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, key),
+		return conf_invalid(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	*out = v;
 	return 0;

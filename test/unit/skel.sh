@@ -148,6 +148,25 @@ begin "ADD with a prevResult that is not an object is code 6"
 run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","prevResult":"junk"}'
 expect_error 6 "prevResult: must be an object"
 
+begin "duplicate keys are code 7 naming both as written (Go keeps the last, cJSON the first)"
+run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","name":"other"}'
+expect_error 7 'duplicate keys "name" and "name" in the top level'
+run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","ipam":{"type":"x","Type":"y"}}'
+expect_error 7 'in ipam'
+has "$(jq -r .msg <<<"$OUT")" '"Type"' "the key as written"
+run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","ipam":{"ranges":[[{"subnet":"a","SUBNET":"b"}]]}}'
+expect_error 7 'in ipam.ranges[0][0]'
+run_conf DEL '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","name":"other"}'
+eq "$RC" 0 "DEL warns only ($OUT)"
+
+begin "a \\u0000 escape is code 7 (it would cut a name short); DEL warns only"
+run_conf ADD '{"cniVersion":"1.0.0","name":"netA\u0000evil","type":"skel-plugin"}'
+expect_error 7 'u0000 at byte'
+run_conf ADD '{"cniVersion":"1.0.0","name":"skelnet","type":"skel-plugin","x":"a\\u0000"}'
+eq "$RC" 0 "an escaped backslash before u0000 is not a NUL ($OUT)"
+run_conf DEL '{"cniVersion":"1.0.0","name":"netA\u0000evil","type":"skel-plugin"}'
+eq "$RC" 0 "DEL ($OUT)"
+
 begin "CHECK with cniVersion 0.4.0 succeeds"
 run_conf CHECK "$(conf 0.4.0)"
 eq "$RC" 0 "exit status ($OUT)"

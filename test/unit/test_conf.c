@@ -84,6 +84,12 @@ static void test_type_errors_name_path(void)
 	CHECK_INT(conf_string(ipam(), "ipam", "rangeStart", &s, false, &err), -EINVAL);
 	CHECK_STR(err.msg, "ipam.rangeStart: must be a string (got a number)");
 	memset(&err, 0, sizeof(err));
+	/* found ignoring case, as Go does, and named as the config wrote it */
+	o = cJSON_Parse("{\"VlanQos\": 9}");
+	CHECK_INT(conf_int(o, "", "vlanQoS", 0, 7, &v, NULL, &err), -EINVAL);
+	CHECK_STR(err.msg, "VlanQos: 9 is out of range (0-7)");
+	cJSON_Delete((cJSON *)o);
+	memset(&err, 0, sizeof(err));
 	CHECK_INT(conf_int(conf, "", "vlan", 0, 4094, &v, &present, &err), -EINVAL);
 	CHECK_STR(err.msg, "vlan: 4095 is out of range (0-4094)");
 	CHECK(!present);
