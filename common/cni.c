@@ -1431,3 +1431,19 @@ bool cni_attachment_valid(const struct cni_attachment *list, int n, const char *
 			return true;
 	return false;
 }
+
+void cni_route_resolve(const struct cni_result *r, const struct cni_route *rt,
+		       struct cni_route *out)
+{
+	bool v6 = strchr(rt->dst, ':') != NULL;
+	int i;
+
+	*out = *rt;
+	if (rt->gw[0])
+		return;
+	for (i = 0; i < r->n_ips; i++)
+		if (r->ips[i].gateway[0] && (strchr(r->ips[i].gateway, ':') != NULL) == v6) {
+			snprintf(out->gw, sizeof(out->gw), "%s", r->ips[i].gateway);
+			return;
+		}
+}

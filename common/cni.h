@@ -251,4 +251,12 @@ int cni_gc_valid_attachments(const struct cni_request *req, struct cni_attachmen
 bool cni_attachment_valid(const struct cni_attachment *list, int n,
 			  const char *container_id, const char *ifname);
 
+/*
+ * The route as the spec means it: without "gw", via the IPAM's gateway,
+ * that of the result's first address of the route's family that has one;
+ * on-link only when there is none.
+ */
+void cni_route_resolve(const struct cni_result *r, const struct cni_route *rt,
+		       struct cni_route *out);
+
 #endif

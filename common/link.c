@@ -651,7 +651,9 @@ int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt
 		struct rtnl_route *r = (struct rtnl_route *)obj;
 		struct nl_addr *rdst = rtnl_route_get_dst(r);
 
+		/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
 		if (rtnl_route_get_table(r) != table || !rdst ||
+		    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
 		    nl_addr_cmp_prefix(rdst, dst) != 0)
 			continue;
 		if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)

@@ -438,11 +438,13 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 		}
 	}
 	for (i = 0; i < c->ipam.n_routes; i++) {
-		ret = link_route_add(ls, li.ifindex, &c->ipam.routes[i]);
+		struct cni_route rt;
+
+		cni_route_resolve(&c->ipam, &c->ipam.routes[i], &rt);
+		ret = link_route_add(ls, li.ifindex, &rt);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "route to %s via %s on %s: %s",
-				   c->ipam.routes[i].dst, c->ipam.routes[i].gw[0] ?
-				   c->ipam.routes[i].gw : "(link)", ifname, strerror(-ret));
+				   rt.dst, rt.gw[0] ? rt.gw : "(link)", ifname, strerror(-ret));
 			cni_error_details(err, "the gateway must be reachable through an address "
 					  "the ipam gives this interface");
 			goto out;

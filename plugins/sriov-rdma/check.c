@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "link.h"
 #include "log.h"
@@ -15,14 +16,38 @@
 #include "state.h"
 #include "sriov.h"
 
+/*
+ * What the pod interface should hold. The spec checks against the chain's
+ * prevResult: a plugin after us (tuning) may have changed the MAC or the
+ * MTU, and says so there. Without a prevResult, what ADD recorded.
+ */
+static void expected(const struct sriov_record *rec, const struct cni_result *prev,
+		     bool from_prev, char mac[18], int *mtu)
+{
+	int i;
+
+	link_mac_format(rec->pod_mac, mac);
+	*mtu = rec->pod_mtu;
+	if (!from_prev)
+		return;
+	mac[0] = '\0';
+	*mtu = 0;
+	for (i = 0; i < prev->n_ifaces; i++)
+		if (!strcmp(prev->ifaces[i].name, rec->ifname) && prev->ifaces[i].sandbox[0]) {
+			snprintf(mac, 18, "%s", prev->ifaces[i].mac);
+			*mtu = prev->ifaces[i].mtu;
+			return;
+		}
+}
+
 static int check_netdev(const struct cni_request *req, const struct sriov_record *rec,
-			const struct cni_result *prev, struct cni_error *err)
+			const struct cni_result *prev, bool from_prev, struct cni_error *err)
 {
 	struct link_sock *ls = NULL;
 	struct link_info li;
 	char want[18], got[18];
 	bool has;
-	int pod_fd, i, ret;
+	int pod_fd, i, ret, mtu;
 
 	ret = netns_open(req->env.netns, &pod_fd);
 	if (ret < 0)
@@ -39,16 +64,17 @@ static int check_netdev(const struct cni_request *req, const struct sriov_record
 			   strerror(-ret));
 		goto out;
 	}
-	link_mac_format(rec->pod_mac, want);
+	expected(rec, prev, from_prev, want, &mtu);
 	link_mac_format(li.mac, got);
 	ret = -1;
-	if (strcmp(want, got)) {
-		cni_errorf(err, CNI_ERR_DRIFT, "%s: mac is %s, ADD set %s", rec->ifname, got, want);
+	if (want[0] && strcasecmp(want, got)) {
+		cni_errorf(err, CNI_ERR_DRIFT, "%s: mac is %s, %s %s", rec->ifname, got,
+			   from_prev ? "prevResult says" : "ADD set", want);
 		goto out;
 	}
-	if (li.mtu != rec->pod_mtu) {
-		cni_errorf(err, CNI_ERR_DRIFT, "%s: mtu is %d, ADD set %d", rec->ifname, li.mtu,
-			   rec->pod_mtu);
+	if (mtu && li.mtu != mtu) {
+		cni_errorf(err, CNI_ERR_DRIFT, "%s: mtu is %d, %s %d", rec->ifname, li.mtu,
+			   from_prev ? "prevResult says" : "ADD set", mtu);
 		goto out;
 	}
 	if (!li.up) {
@@ -65,6 +91,19 @@ static int check_netdev(const struct cni_request *req, const struct sriov_record
 		if (ret < 0 || !has) {
 			cni_errorf(err, CNI_ERR_DRIFT, "%s: address %s is missing", rec->ifname,
 				   prev->ips[i].address);
+			ret = -1;
+			goto out;
+		}
+	}
+	/* As ADD installed them: a route without gw goes via the IPAM's gateway. */
+	for (i = 0; i < prev->n_routes; i++) {
+		struct cni_route rt;
+
+		cni_route_resolve(prev, &prev->routes[i], &rt);
+		ret = link_route_has(ls, li.ifindex, &rt, &has);
+		if (ret < 0 || !has) {
+			cni_errorf(err, CNI_ERR_DRIFT, "%s: route to %s via %s is missing", rec->ifname,
+				   rt.dst, rt.gw[0] ? rt.gw : "(link)");
 			ret = -1;
 			goto out;
 		}
@@ -179,7 +218,7 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 		for (i = 0; i < rec.n_addrs; i++)
 			memcpy(prev->ips[i].address, rec.addrs[i], sizeof(prev->ips[i].address));
 	}
-	if ((!rec.dpdk && check_netdev(req, &rec, prev, err)) ||
+	if ((!rec.dpdk && check_netdev(req, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, conf.paths.rdma_fake_dir, err) ||
 	    check_vf_config(&rec, conf.paths.pf_fake_dir, err))
 		goto out;

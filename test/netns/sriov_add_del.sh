@@ -79,18 +79,28 @@ t_eq "$T_RC" 0 "CHECK skips the other interface's address ($T_OUT)"
 t_exec sriov-rdma DEL "$conf" CNI_CONTAINERID=c12 CNI_NETNS="$pod" CNI_IFNAME=net1
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
 
-t_begin "CHECK finds drift: MTU changed, address removed"
+t_begin "CHECK finds drift against prevResult: MAC and MTU changed, address removed"
 sr_setup 1
 pod=$(t_netns)
 sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\""
 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
 addr=$(t_jq '.ips[0].address')
-ip -n "$(basename "$pod")" link set net1 mtu 1300
+mac=$(t_jq '.interfaces[0].mac')
+prev=$T_OUT
+ip -n "$(basename "$pod")" link set net1 address 02:de:ad:be:ef:01
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
-t_eq "$T_RC" 1 "CHECK fails on MTU drift"
+t_eq "$T_RC" 1 "CHECK fails on MAC drift"
 t_contains "$T_OUT" '"code":107' "drift code"
-t_contains "$T_OUT" "mtu" "names the MTU"
+t_contains "$T_OUT" "mac is 02:de:ad:be:ef:01" "names the MAC"
+ip -n "$(basename "$pod")" link set net1 address "$mac"
+# A 1.0.0 result carries no MTU: a 1.1.0 prevResult does, and CHECK holds the pod to it.
+ip -n "$(basename "$pod")" link set net1 mtu 1300
+t_exec sriov-rdma CHECK "$(sr_plugin_conf "$CONF" | jq -c --argjson p "$prev" \
+	'.cniVersion = "1.1.0" | .prevResult = ($p | .cniVersion = "1.1.0" | .interfaces[0].mtu = 1500)')" \
+	CNI_CONTAINERID=c2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$(t_jq .code)" 107 "CHECK fails on MTU drift ($T_OUT)"
+t_contains "$(t_jq .msg)" "mtu is 1300, prevResult says 1500" "names the MTU"
 ip -n "$(basename "$pod")" link set net1 mtu 1500
 ip -n "$(basename "$pod")" addr del "$addr" dev net1
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
