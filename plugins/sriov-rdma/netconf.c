@@ -5,6 +5,7 @@
  * field and the fix (code 7).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_ether.h>
@@ -331,6 +332,24 @@ int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
 	return 0;
 }
 
+/*
+ * RDMA device names are node-wide, across namespaces too: rdmaName alone
+ * would serve one attachment per node. The VF's PCI address, as systemd
+ * names netdevs (0000:3b:00.2 -> p59s0f2, d<domain> when not 0), makes it
+ * unique and predictable; NCCL_IB_HCA matches by prefix.
+ */
+void sriov_rdma_pod_name(const char *prefix, const char *bdf, char out[RDMA_NAME_MAX])
+{
+	unsigned dom = 0, bus = 0, slot = 0, fn = 0;
+	char d[16] = "";
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
+		dom = bus = slot = fn = 0;
+	if (dom)
+		snprintf(d, sizeof(d), "d%u", dom);
+	snprintf(out, RDMA_NAME_MAX, "%s_%sp%us%uf%u", prefix, d, bus, slot, fn);
+}
+
 static int parse_rdma(const struct cni_request *req, struct sriov_conf *conf,
 		      struct cni_error *err)
 {
@@ -339,12 +358,16 @@ static int parse_rdma(const struct cni_request *req, struct sriov_conf *conf,
 		return -EINVAL;
 	if (!conf->rdma_name)
 		return 0;
-	if (!rdma_dev_name_valid(conf->rdma_name)) {
+	if (!rdma_dev_name_valid(conf->rdma_name) ||
+	    strlen(conf->rdma_name) > SRIOV_RDMA_NAME_PREFIX_MAX) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "rdmaName \"%s\": not an RDMA device name (want 1 to 63 of "
-			   "A-Z a-z 0-9 _ . -, e.g. \"rdma_net1\")", conf->rdma_name);
+			   "rdmaName \"%s\": not an RDMA device name prefix (want 1 to %d of "
+			   "A-Z a-z 0-9 _ . -, e.g. \"rdma_net1\"; a suffix naming the VF follows)",
+			   conf->rdma_name, SRIOV_RDMA_NAME_PREFIX_MAX);
 		return -EINVAL;
 	}
+	sriov_rdma_pod_name(conf->rdma_name, conf->bdf, conf->rdma_name_buf);
+	conf->rdma_name = conf->rdma_name_buf;
 	if (conf->rdma == SRIOV_RDMA_OFF) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "rdmaName \"%s\": renames the RDMA device in the pod, but rdma is "

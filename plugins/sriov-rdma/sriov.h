@@ -54,7 +54,8 @@ struct sriov_conf {
 	uint8_t mac[6];
 	int mtu;			/* 0: keep the VF's */
 	enum sriov_rdma_mode rdma;
-	const char *rdma_name;		/* rdmaName, NULL: keep the kernel's name */
+	const char *rdma_name;		/* rdmaName + the VF's suffix, NULL: keep the kernel's name */
+	char rdma_name_buf[RDMA_NAME_MAX];
 	const char *state_dir;
 	struct sriov_paths paths;
 	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile, resolved, or NULL */
@@ -100,6 +101,9 @@ struct sriov_record {
 };
 
 /* netconf.c */
+/* rdmaName's longest prefix: "_d65535p255s31f7" must still fit in 63. */
+#define SRIOV_RDMA_NAME_PREFIX_MAX	46
+void sriov_rdma_pod_name(const char *prefix, const char *bdf, char out[RDMA_NAME_MAX]);
 int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */

@@ -51,7 +51,7 @@ setup() {
 add() { # [IFNAME]
 	t_cnitool add "$CONF" "$pod" CNI_IFNAME="${1:-net1}" CNI_CONTAINERID=$CID CNI_ARGS="$ARGS"
 	t_eq "$T_RC" 0 "ADD ($T_ERR)" || return 1
-	t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1 $(sr_net 0) $pod_ns" "ADD moved and renamed the RDMA device"
+	t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1_p59s0f2 $(sr_net 0) $pod_ns" "ADD moved and renamed the RDMA device"
 	t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=100 qos=3" "ADD set the PF"
 }
 del() { # [NETNS [IFNAME]]
@@ -113,7 +113,7 @@ t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vf=0 $MLX5_DEFAULT" "PF-side s
 t_begin "... and once the pod is gone, the next ADD of the VF restores it from the record left in stateDir"
 # The RDMA device left the pod with its namespace, as the kernel does.
 ip netns del "$(basename "$pod")"
-echo "3 rdma_net1 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
+echo "3 rdma_net1_p59s0f2 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
 dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
 mv "$dev/net/$(sr_net 0)" "$dev/net/${SR_PFNET}v0"
 nad > "$CONF"
@@ -234,7 +234,7 @@ ip -n "$(basename "$pod")" link set $DRA_IF netns 1
 dev=$(readlink -f "$SR_SYS/bus/pci/devices/$(sr_vf 0)")
 mv "$dev/net/$(sr_net 0)" "$dev/net/$DRA_IF"
 ip netns del "$(basename "$pod")"
-echo "3 rdma_net1 $DRA_IF $HOST_NS" > "$RF/rdma.devs"
+echo "3 rdma_net1_p59s0f2 $DRA_IF $HOST_NS" > "$RF/rdma.devs"
 del "$pod" $DRA_IF
 mv "$dev/net/$DRA_IF" "$dev/net/$(sr_net 0)"
 sed -i "s/ $DRA_IF / $(sr_net 0) /" "$RF/rdma.devs"

@@ -79,30 +79,30 @@ t_begin "exclusive mode: ADD moves mlx5_2 into the pod and renames it; devinfo a
 rdma_setup exclusive
 fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
-t_eq "$(calls | tr '\n' ';')" "dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1;" "set-netns to the pod, then the rename"
-t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1 $(sr_net 0) $pod_ns" "the fake holds it in the pod as rdma_net1"
-t_eq "$(jq -r '.pci["rdma-device"]' "$T_TMP/devinfo/rf.json")" rdma_net1 "devinfo rdma-device: the name the pod sees"
+t_eq "$(calls | tr '\n' ';')" "dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1_p59s0f2;" "set-netns to the pod, then the rename"
+t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1_p59s0f2 $(sr_net 0) $pod_ns" "the fake holds it in the pod as rdma_net1_p59s0f2"
+t_eq "$(jq -r '.pci["rdma-device"]' "$T_TMP/devinfo/rf.json")" rdma_net1_p59s0f2 "devinfo rdma-device: the name the pod sees"
 t_eq "$(jq -r '.pci["pci-address"]' "$T_TMP/devinfo/rf.json")" "$(sr_vf 0)" "devinfo pci-address"
 line=$(grep 'NCCL_IB_HCA=' <<< "$T_ERR")
 t_contains "$line" "$(sr_net 0) -> net1" "the log line names the netdev"
-t_contains "$line" "rdma rdma_net1 (moved), NCCL_IB_HCA=rdma_net1" "the log line names the RDMA device"
+t_contains "$line" "rdma rdma_net1_p59s0f2 (moved), NCCL_IB_HCA=rdma_net1_p59s0f2" "the log line names the RDMA device"
 t_contains "$line" "GID index unknown" "the log line reports the GID index (none: no verbs device here)"
-t_contains "$T_ERR" "WARN ADD rf1:net1: RDMA device rdma_net1: libibverbs does not list it" "the failed lookup is a warning"
+t_contains "$T_ERR" "WARN ADD rf1:net1: RDMA device rdma_net1_p59s0f2: libibverbs does not list it" "the failed lookup is a warning"
 t_eq "$(jq -r '.rdmaMoved, .rdmaIndex, .rdmaDevice' "$SR_STATE/rf1:net1.json" 2>/dev/null | tr '\n' ' ')" \
 	"true 3 mlx5_2 " "the record keeps index and host name"
 
 t_begin "CHECK passes, then finds the device gone from the pod (code 107)"
 fake CHECK "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$T_RC" 0 "CHECK after ADD ($T_OUT)"
-echo "3 rdma_net1 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
+echo "3 rdma_net1_p59s0f2 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
 fake CHECK "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$(t_jq .code)" 107 "CHECK after the device left the pod"
-t_contains "$(t_jq .msg)" "rdma_net1" "names the device"
+t_contains "$(t_jq .msg)" "rdma_net1_p59s0f2" "names the device"
 echo "3 other0 $(sr_net 0) $pod_ns" > "$RF/rdma.devs"
 fake CHECK "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$(t_jq .code)" 107 "CHECK after a rename in the pod"
 t_contains "$(t_jq .msg)" "other0" "names the new name"
-echo "3 rdma_net1 $(sr_net 0) $pod_ns" > "$RF/rdma.devs"
+echo "3 rdma_net1_p59s0f2 $(sr_net 0) $pod_ns" > "$RF/rdma.devs"
 
 t_begin "DEL returns mlx5_2 to the host under its original name"
 : > "$RF/rdma.calls"
@@ -128,7 +128,7 @@ for mode in exclusive auto; do
 	t_contains "$(t_jq .msg)" "in use by $pod1 (container rf1, interface net1)" "rdma $mode: names the owner"
 done
 t_eq "$(calls)" "" "nothing asked of RDMA netlink"
-t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1 $(sr_net 0) $(stat -L -c %i "$pod1")" "the device stays in the first pod"
+t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1_p59s0f2 $(sr_net 0) $(stat -L -c %i "$pod1")" "the device stays in the first pod"
 t_contains "$(sr_markers)" "$(sr_vf 0)" "the first pod's claim stays"
 pod=$pod1
 fake DEL "$(conf exclusive '{rdmaName: "rdma_net1"}')"
@@ -141,7 +141,7 @@ fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
 ip netns del "$(basename "$pod")"
 # What the kernel does for a dying namespace: devices back to init_net, names kept.
-echo "3 rdma_net1 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
+echo "3 rdma_net1_p59s0f2 $(sr_net 0) $HOST_NS" > "$RF/rdma.devs"
 : > "$RF/rdma.calls"
 fake DEL "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
@@ -233,7 +233,7 @@ rdma_setup exclusive
 fake ADD "$(conf exclusive '{rdmaName: "rdma_net1", ipam: {type: "fake-ipam", mode: "fail"}}')"
 t_eq "$(t_jq .code)" 11 "the IPAM's error"
 t_eq "$(calls | tr '\n' ';')" \
-	"dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1;dev-set 3 netns $HOST_NS;dev-set 3 name mlx5_2;" \
+	"dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1_p59s0f2;dev-set 3 netns $HOST_NS;dev-set 3 name mlx5_2;" \
 	"moved and renamed, then moved home and renamed back"
 assert_untouched
 
@@ -255,14 +255,14 @@ fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$(t_jq .code)" 105 "error code"
 t_contains "$(t_jq .msg)" "rdmaName" "names the field"
 t_eq "$(calls | tr '\n' ';')" \
-	"dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1;dev-set 3 netns $HOST_NS;" \
+	"dev-set 3 netns $pod_ns;dev-set 3 name rdma_net1_p59s0f2;dev-set 3 netns $HOST_NS;" \
 	"moved, rename refused, moved home"
 assert_untouched
 rm -f "$RF/rdma.fail-rename"
 
 t_begin "rdmaName taken by another RDMA device of the node: 105 that says names are node-wide"
 rdma_setup exclusive
-echo "4 rdma_net1 other0 4026531000" >> "$RF/rdma.devs"
+echo "4 rdma_net1_p59s0f2 other0 4026531000" >> "$RF/rdma.devs"
 fake ADD "$(conf exclusive '{rdmaName: "rdma_net1"}')"
 t_eq "$(t_jq .code)" 105 "error code"
 t_contains "$(t_jq .details)" "node-wide" "says why"
@@ -286,5 +286,33 @@ fake ADD "$(conf exclusive '{rdmaNmae: "rdma_net1"}')"
 t_eq "$(t_jq .code)" 7 "typo in rdmaName"
 t_eq "$(calls)" "" "RDMA netlink never asked"
 assert_untouched
+
+t_begin "one NAD with rdmaName on two VFs of a node: each pod gets its own name, NCCL_IB_HCA matches both"
+sr_setup 2
+rm -rf "$RF"
+mkdir -p "$RF"
+echo exclusive > "$RF/rdma.mode"
+printf '3 mlx5_2 %s %s\n4 mlx5_3 %s %s\n' "$(sr_net 0)" "$HOST_NS" "$(sr_net 1)" "$HOST_NS" > "$RF/rdma.devs"
+podA=$(t_netns)
+podB=$(t_netns)
+rm -rf "$T_TMP/hl"
+for v in 0 1; do
+	p=$podA; [ $v = 1 ] && p=$podB
+	t_exec sriov-rdma ADD "$(conf exclusive '{rdmaName: "rdma_net1", runtimeConfig: {}}' | jq -c --arg d "$(sr_vf $v)" '.deviceID = $d')" \
+		CNI_CONTAINERID="two$v" CNI_NETNS="$p" CNI_IFNAME=net1 SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+	t_eq "$T_RC" 0 "ADD of VF $v ($T_OUT)"
+done
+t_eq "$(cut -d' ' -f2 "$RF/rdma.devs" | tr '\n' ' ')" "rdma_net1_p59s0f2 rdma_net1_p59s0f3 " "names made unique by the VF's PCI address"
+for v in 0 1; do
+	p=$podA; [ $v = 1 ] && p=$podB
+	t_exec sriov-rdma DEL "$(conf exclusive '{rdmaName: "rdma_net1", runtimeConfig: {}}' | jq -c --arg d "$(sr_vf $v)" '.deviceID = $d')" \
+		CNI_CONTAINERID="two$v" CNI_NETNS="$p" CNI_IFNAME=net1 SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+	t_eq "$T_RC" 0 "DEL of VF $v ($T_OUT)"
+done
+t_eq "$(cut -d' ' -f2 "$RF/rdma.devs" | tr '\n' ' ')" "mlx5_2 mlx5_3 " "both home under their names"
+t_exec sriov-rdma ADD "$(conf exclusive "{rdmaName: \"$(printf 'r%.0s' $(seq 47))\"}")" \
+	CNI_CONTAINERID=long CNI_NETNS="$podA" CNI_IFNAME=net1 SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+t_eq "$(t_jq .code)" 7 "an rdmaName over 46 characters is code 7 ($T_OUT)"
+t_contains "$(t_jq .msg)" "a suffix naming the VF follows" "says why"
 
 t_done
