@@ -11,6 +11,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "conf.h"
+#include "ipam.h"
 #include "link.h"
 #include "log.h"
 #include "policy.h"
@@ -100,6 +101,36 @@ const char *sriov_ipam_type(const struct cni_request *req)
 	return cJSON_IsString(type) && type->valuestring[0] ? type->valuestring : NULL;
 }
 
+/*
+ * Our own IPAM's section is validated here, before the first host change,
+ * with pool-ipam's own parser: an ADD refused after the VF was configured
+ * and moved would be rolled back anyway, at the cost of every step. What
+ * only the node can tell (its name, its block) is left to pool-ipam.
+ */
+static int check_pool_ipam(const cJSON *ipam, const struct sriov_conf *conf,
+			   struct cni_error *err)
+{
+	char path[PATH_MAX], why[768];
+	struct ipam_conf *c;
+	int ret;
+
+	if (strcmp(conf->ipam_type, "pool-ipam"))
+		return 0;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	ret = ipam_conf_parse(ipam, c, err);
+	if (ret == -ENOENT) {
+		memset(err, 0, sizeof(*err));
+		ret = 0;
+	}
+	if (ret == 0 &&
+	    policy_resolve(POLICY_DATA, c->data_dir, path, sizeof(path), why, sizeof(why)) < 0)
+		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dataDir: %s", why);
+	free(c);
+	return ret < 0 ? -EINVAL : 0;
+}
+
 static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 		      struct cni_error *err)
 {
@@ -118,7 +149,7 @@ static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 		cni_error_details(err, "name a plugin binary in CNI_PATH, e.g. \"pool-ipam\"");
 		return -EINVAL;
 	}
-	return 0;
+	return req->env.command == CNI_CMD_ADD ? check_pool_ipam(ipam, conf, err) : 0;
 }
 
 /* runtimeConfig.deviceID, then deviceID, then Multus' pciBusID. */

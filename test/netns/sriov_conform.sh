@@ -49,4 +49,19 @@ else
 	t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "the VF is home with its name, MAC, MTU"
 fi
 
+t_begin "an invalid pool-ipam section is refused before the first host change"
+sr_setup 1
+orig=$(sr_host_link "$(sr_net 0)")
+pod=$(t_netns)
+for bad in '"subnet": "10.72.0.0/24", "rangeStrat": "10.72.0.9"' '"subnet": "10.72.0.0/33"' \
+	"\"subnet\": \"10.72.0.0/24\", \"dataDir\": \"/etc/evil\""; do
+	sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100" "{\"type\": \"pool-ipam\", $bad}"
+	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=v1
+	t_eq "$(t_jq .code)" 7 "$bad: code ($T_OUT)"
+	t_contains "$(t_jq .msg)" "ipam." "$bad: names the field"
+	t_eq "$(sr_calls)" "" "$bad: nothing asked of the PF"
+	t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "$bad: the VF is untouched"
+	t_eq "$(sr_state_files)$(sr_markers)" "" "$bad: no record, no claim"
+done
+
 t_done
