@@ -474,6 +474,19 @@ static int parse_block(const cJSON *v, const char *where, const struct ipam_rang
 	if (b->start.family == r->start.family && ipam_addr_cmp(&b->start, &r->start) >= 0 &&
 	    ipam_addr_cmp(&b->end, &r->end) <= 0)
 		return 0;
+	/*
+	 * A CIDR is how people write a block, and the first and last of the
+	 * subnet ("10.70.0.0/26" in 10.70.0.0/24) are outside the range by
+	 * definition: the block is the part of the CIDR the range holds.
+	 */
+	if (cJSON_IsString(v) && b->start.family == r->start.family &&
+	    ipam_addr_cmp(&b->start, &r->end) <= 0 && ipam_addr_cmp(&b->end, &r->start) >= 0) {
+		if (ipam_addr_cmp(&b->start, &r->start) < 0)
+			b->start = r->start;
+		if (ipam_addr_cmp(&b->end, &r->end) > 0)
+			b->end = r->end;
+		return 0;
+	}
 	ipam_addr_format(&b->start, a1, sizeof(a1));
 	ipam_addr_format(&b->end, a2, sizeof(a2));
 	ipam_addr_format(&r->start, r1, sizeof(r1));

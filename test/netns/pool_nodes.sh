@@ -154,4 +154,11 @@ run GC "$(conf lost "$T_TMP/lost" "$GONE" | jq -c '.cniVersion = "1.1.0" | .["cn
 t_eq "$T_RC" 0 "GC with node-a gone from nodes ($T_OUT)"
 t_eq "$(find "$T_TMP/lost/lost" -name 'a-*' | wc -l)" 0 "GC released the rest"
 
+t_begin "blocks written as CIDRs at the subnet's edges work on every node"
+EDGE='"subnet":"10.70.0.0/24","nodes":{"node-a":"10.70.0.0/26","node-b":"10.70.0.192/26"}'
+run ADD "$(conf edge "$T_TMP/edge-a" "$EDGE")" e1 NODE_NAME=node-a
+t_eq "$(t_jq '.ips[0].address')" "10.70.0.1/24" "node-a: the first usable address of its block ($T_OUT)"
+run ADD "$(conf edge "$T_TMP/edge-b" "$EDGE")" e1 NODE_NAME=node-b
+t_eq "$(t_jq '.ips[0].address')" "10.70.0.192/24" "node-b: the first of its block ($T_OUT)"
+
 t_done

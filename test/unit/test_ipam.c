@@ -590,11 +590,20 @@ static void test_node_errors(void)
 	CHECK_HAS(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':'10.2.0.64/26','node-b':{'rangeStart':'10.2.0.60','rangeEnd':'10.2.0.70'}}}"),
 		  "ipam: the blocks of nodes \"node-b\" (10.2.0.60-10.2.0.70) and \"node-a\" (10.2.0.64-10.2.0.127) overlap");
 	CHECK_INT(parse_ret, -EINVAL);
-	/* the block must lie inside rangeStart..rangeEnd, not just the subnet */
-	CHECK_HAS(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':'10.2.0.0/26'}}"),
-		  "ipam.nodes.node-a: block 10.2.0.0-10.2.0.63 is outside the range 10.2.0.1-10.2.0.254");
-	CHECK_HAS(parseq("{'ranges':[[{'subnet':'10.2.0.0/24','rangeEnd':'10.2.0.99','nodes':{'node-a':'10.2.0.64/26'}}]]}"),
-		  "ipam.ranges[0][0].nodes.node-a: block 10.2.0.64-10.2.0.127 is outside the range 10.2.0.1-10.2.0.99");
+	/* a CIDR block is the part of it the range holds: at the subnet's edge, as people write it */
+	CHECK_STR(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':'10.2.0.0/26'}}"), "");
+	CHECK_STR(fmt(&conf.sets[0].r[0].start), "10.2.0.1");
+	CHECK_STR(fmt(&conf.sets[0].r[0].end), "10.2.0.63");
+	CHECK_STR(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':'10.2.0.192/26'}}"), "");
+	CHECK_STR(fmt(&conf.sets[0].r[0].end), "10.2.0.254");
+	CHECK_STR(parseq("{'ranges':[[{'subnet':'10.2.0.0/24','rangeEnd':'10.2.0.99','nodes':{'node-a':'10.2.0.64/26'}}]]}"), "");
+	CHECK_STR(fmt(&conf.sets[0].r[0].start), "10.2.0.64");
+	CHECK_STR(fmt(&conf.sets[0].r[0].end), "10.2.0.99");
+	/* ... but one that misses the range, and an explicit block past it, are refused */
+	CHECK_HAS(parseq("{'ranges':[[{'subnet':'10.2.0.0/24','rangeEnd':'10.2.0.99','nodes':{'node-a':'10.2.0.128/26'}}]]}"),
+		  "ipam.ranges[0][0].nodes.node-a: block 10.2.0.128-10.2.0.191 is outside the range 10.2.0.1-10.2.0.99");
+	CHECK_HAS(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':{'rangeStart':'10.2.0.0','rangeEnd':'10.2.0.9'}}}"),
+		  "ipam.nodes.node-a: block 10.2.0.0-10.2.0.9 is outside the range 10.2.0.1-10.2.0.254");
 	CHECK_HAS(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':'fd00::/120'}}"), "is outside the range");
 	CHECK_HAS(parseq("{'subnet':'10.2.0.0/24','nodes':{'node-a':{'rangeStart':'10.2.0.9'}}}"),
 		  "ipam.nodes.node-a.rangeEnd: is required");
