@@ -8,8 +8,12 @@
 # through parsing to the device lookup (code 102 on an empty sysfs, not 7);
 # every pool-ipam config hands out an address for real (one per range set),
 # passes CHECK and gives it back on DEL; every other plugin named is one
-# that containernetworking-plugins installs.
-. "$(dirname "$0")/lib.sh"
+# that containernetworking-plugins installs. Every sriov-rdma config
+# declares the capabilities Multus fills (CNIDeviceInfoFile, deviceID, mac,
+# ips), and runs through libcni as Multus sends it: deviceID and the
+# device-info path as capability arguments, on a stand-in VF (the NAD's
+# IPAM swapped for a local range: the pool side is checked on its own).
+. "$(dirname "$0")/sriov_lib.sh"
 
 CONF_DIR=$SOURCE_DIR/conf
 SUPPORTED="0.3.0 0.3.1 0.4.0 1.0.0 1.1.0"
@@ -54,14 +58,55 @@ version_ok() {
 # Point every path of a plugin config at this test's temporary directory
 # and drop log files, so that nothing on the host is touched.
 sandboxed() { # plugin-config-json
-	printf '%s' "$1" | jq -c --arg t "$T_TMP/state-$N" '
-		(if has("stateDir") or .type == "sriov-rdma" then .stateDir = $t + "/sriov-rdma" else . end)
+	printf '%s' "$1" | jq -c --arg t "$T_TMP/state-$N" --arg s "$SR_STATE" '
+		(if .type == "sriov-rdma" then .stateDir = $s elif has("stateDir") then .stateDir = $t + "/sriov-rdma" else . end)
 		| del(.logFile)
 		| (if .ipam then .ipam.dataDir = $t + "/pool-ipam" | del(.ipam.logFile) | del(.ipam.resolvConf) else . end)'
 }
 
+RF=$T_TMP/rdma-fake
+sr_setup 1 || { echo "cannot set up the stand-in VF"; exit 1; }
+mkdir -p "$RF" "$T_TMP/devinfo"
+echo exclusive > "$RF/rdma.mode"
+
+# As Multus runs a NAD: libcni passes runtimeConfig only for declared capabilities.
+check_sriov_multus() { # label conf
+	local conf list=$T_TMP/multus.conflist pod orig di=$T_TMP/devinfo/$N.json
+	t_begin "$1: declares the capabilities Multus fills"
+	t_eq "$(printf '%s' "$2" | jq -c '.capabilities // {} | [.CNIDeviceInfoFile, .deviceID, .mac, .ips]')" \
+		'[true,true,true,true]' "capabilities CNIDeviceInfoFile, deviceID, mac, ips"
+	t_begin "$1: ADD, CHECK, DEL through libcni with Multus's capability arguments"
+	echo "3 mlx5_2 $(sr_net 0) $(stat -L -c %i /proc/self/ns/net)" > "$RF/rdma.devs"
+	orig=$(sr_host_link "$(sr_net 0)")
+	pod=$(t_netns)
+	conf=$(sandboxed "$2" | jq -c --arg p "$T_TMP/mpool-$N" 'del(.deviceID) | del(.pciBusID)
+		| .ipam = {type: "pool-ipam", subnet: "10.230.0.0/24", dataDir: $p}')
+	printf '%s' "$conf" | jq -c '{cniVersion: (if .cniVersion == "1.1.0" then "1.0.0" else .cniVersion end),
+		name: .name, plugins: [del(.cniVersion) | del(.name)]}' > "$list"
+	t_cnitool add "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
+		CNI_ARGS="IgnoreUnknown=true;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-$N" \
+		CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
+		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)" || return
+	t_eq "$(jq -r '.pci["pci-address"]' "$di" 2>/dev/null)" "$(sr_vf 0)" "the device-info file names the VF"
+	# CHECK exists from 0.4.0 on: libcni refuses it for older configs.
+	if [ "$(printf '%s\n' "$(jq -r .cniVersion "$list")" 0.4.0 | sort -V | head -n 1)" = 0.4.0 ]; then
+		t_cnitool check "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
+			CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
+			SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+		t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
+	fi
+	t_cnitool del "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
+		CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
+		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+	t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
+	t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "the VF is home"
+	[ ! -e "$di" ] || t_fail "the device-info file is left"
+}
+
 check_sriov() { # label conf
 	local conf
+	check_sriov_multus "$@"
 	t_begin "$1: sriov-rdma accepts the config (ADD gets to the device lookup)"
 	# Multus injects deviceID from the device plugin's allocation.
 	conf=$(sandboxed "$2" | jq -c '.deviceID //= "0000:3b:00.2"')
