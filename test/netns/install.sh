@@ -71,6 +71,11 @@ if [ "$(meson introspect --buildoptions "$BUILD_DIR" |
 	[ "$?" != 0 ] || t_fail "scripts/package packaged a test build"
 	t_contains "$OUT" "test build (meson -Dtest_fakes=true)" "package says why"
 	[ -z "$(ls "$T_TMP/refused"/*.tar.gz 2>/dev/null)" ] || t_fail "a tarball of a test build"
+else
+	t_begin "this build is a default build: no fake in it either"
+	for p in $PLUGINS; do
+		t_eq "$(fakes_in "$BUILD_DIR/plugins/$p/$p")" "" "fakes in $p of $BUILD_DIR"
+	done
 fi
 
 t_begin "scripts/install again: each file replaced by a rename (new inode), still 0755"
