@@ -5,8 +5,8 @@
  *
  * Test hook (environment): SRIOV_RDMA_SYSFS_ROOT, the root of the sysfs
  * tree to read (default /sys). The recording fakes of the PF and of RDMA
- * netlink exist only in the test build (meson -Dtest_fakes=true, see
- * test/fakes/fakes.h); this one talks to the kernel.
+ * netlink exist only in a test build (meson -Dtest_fakes=true, see
+ * test/fakes/fakes.h); the default build talks to the kernel alone.
  */
 #include "log.h"
 #include "sriov.h"
