@@ -1,14 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <libmnl/libmnl.h>
@@ -19,11 +14,10 @@
 #define RX_BUF 32768			/* one dump skb of the kernel fits */
 
 struct rdma_sock {
-	struct mnl_socket *nl;		/* NULL for the fake */
+	const struct rdma_backend *ops;
+	void *priv;			/* the backend's: the kernel's is the mnl socket */
 	uint32_t portid;
 	uint32_t seq;
-	int fake_dirfd;			/* -1: the kernel */
-	ino_t netns_ino;		/* the fake: namespace the socket was opened in */
 };
 
 /* ---- encoding ---- */
@@ -352,351 +346,56 @@ int rdma_parse_ports(const void *buf, size_t len, uint32_t seq, rdma_port_fn fn,
 	return run(buf, len, seq, 0, port_cb, (struct parse_ctx *)&c);
 }
 
-/* ---- the recording fake ---- */
-
-#define FAKE_MAX_DEVS 256
-
-struct fake_dev {
-	uint32_t index;
-	char name[RDMA_NAME_MAX];
-	char netdev[IFNAMSIZ];
-	unsigned long netns;		/* inode of the namespace it is in */
-};
-
-struct fake {
-	int n;
-	struct fake_dev devs[FAKE_MAX_DEVS];
-	bool exclusive;
-};
-
-static int netns_inode(int fd, unsigned long *ino)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	*ino = (unsigned long)st.st_ino;
-	return 0;
-}
-
-static int current_netns_inode(unsigned long *ino)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/net", &st) < 0)
-		return -errno;
-	*ino = (unsigned long)st.st_ino;
-	return 0;
-}
-
-static FILE *fake_fopen(int dirfd, const char *name, const char *mode, int flags)
-{
-	int fd = openat(dirfd, name, flags | O_CLOEXEC, 0644);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, mode);
-	if (!f)
-		close(fd);
-	return f;
-}
-
-static int fake_load(struct rdma_sock *s, struct fake *fk)
-{
-	char word[16] = "";
-	FILE *f;
-
-	memset(fk, 0, sizeof(*fk));
-	f = fake_fopen(s->fake_dirfd, "rdma.mode", "r", O_RDONLY);
-	if (f) {
-		if (fscanf(f, "%15s", word) == 1)
-			fk->exclusive = !strcmp(word, "exclusive");
-		fclose(f);
-	}
-	f = fake_fopen(s->fake_dirfd, "rdma.devs", "r", O_RDONLY);
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	while (fk->n < FAKE_MAX_DEVS) {
-		struct fake_dev *d = &fk->devs[fk->n];
-		int r = fscanf(f, "%u %63s %15s %lu", &d->index, d->name, d->netdev, &d->netns);
-
-		if (r == EOF)
-			break;
-		if (r != 4) {
-			fclose(f);
-			return -EPROTO;
-		}
-		fk->n++;
-	}
-	fclose(f);
-	return 0;
-}
-
-static int fake_write(struct rdma_sock *s, const char *name, const char *text)
-{
-	char tmp[64];
-	FILE *f;
-	int ret = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	f = fake_fopen(s->fake_dirfd, tmp, "w", O_WRONLY | O_CREAT | O_TRUNC);
-	if (!f)
-		return -errno;
-	if (fputs(text, f) < 0)
-		ret = -EIO;
-	if (fclose(f) != 0 && !ret)
-		ret = -errno;
-	if (!ret && renameat(s->fake_dirfd, tmp, s->fake_dirfd, name) < 0)
-		ret = -errno;
-	return ret;
-}
-
-static int fake_save_devs(struct rdma_sock *s, const struct fake *fk)
-{
-	char text[FAKE_MAX_DEVS * 128];
-	size_t off = 0;
-	int i;
-
-	text[0] = '\0';
-	for (i = 0; i < fk->n; i++)
-		off += snprintf(text + off, sizeof(text) - off, "%u %s %s %lu\n", fk->devs[i].index,
-				fk->devs[i].name, fk->devs[i].netdev, fk->devs[i].netns);
-	return fake_write(s, "rdma.devs", text);
-}
-
-static int fake_record(struct rdma_sock *s, const char *op, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Append the call, then fail it if rdma.fail-<op> holds an errno. */
-static int fake_record(struct rdma_sock *s, const char *op, const char *fmt, ...)
-{
-	char name[64];
-	va_list ap;
-	FILE *f;
-	int e = 0;
-
-	f = fake_fopen(s->fake_dirfd, "rdma.calls", "a", O_WRONLY | O_CREAT | O_APPEND);
-	if (!f)
-		return -errno;
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-	if (fclose(f) != 0)
-		return -errno;
-	snprintf(name, sizeof(name), "rdma.fail-%s", op);
-	f = fake_fopen(s->fake_dirfd, name, "r", O_RDONLY);
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &e) != 1 || e <= 0)
-		e = EIO;
-	fclose(f);
-	return -e;
-}
-
-static bool fake_visible(const struct rdma_sock *s, const struct fake *fk, const struct fake_dev *d)
-{
-	return !fk->exclusive || d->netns == s->netns_ino;
-}
-
-static struct fake_dev *fake_find(const struct rdma_sock *s, struct fake *fk, uint32_t index)
-{
-	int i;
-
-	for (i = 0; i < fk->n; i++)
-		if (fk->devs[i].index == index && fake_visible(s, fk, &fk->devs[i]))
-			return &fk->devs[i];
-	return NULL;
-}
-
-static struct nlmsghdr *fake_msg(char *buf, size_t *off, uint32_t seq, uint16_t type)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf + *off);
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_seq = seq;
-	return nlh;
-}
-
-static void fake_end(size_t *off, const struct nlmsghdr *nlh)
-{
-	*off += NLMSG_ALIGN(nlh->nlmsg_len);
-}
-
-static void fake_put_dev(char *buf, size_t *off, uint32_t seq, uint16_t type,
-			 const struct fake_dev *d)
-{
-	struct nlmsghdr *nlh = fake_msg(buf, off, seq, type);
-
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, d->name);
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-	mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_DEV_NODE_TYPE, RDMA_NODE_IB_CA);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_PROTOCOL, "roce");
-	fake_end(off, nlh);
-}
-
-static void fake_put_port(char *buf, size_t *off, uint32_t seq, uint16_t type,
-			  const struct fake_dev *d)
-{
-	struct nlmsghdr *nlh = fake_msg(buf, off, seq, type);
-	unsigned ifindex = if_nametoindex(d->netdev);
-
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, d->index);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, d->name);
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-	/* As the kernel: the netdev only when it is in the caller's namespace. */
-	if (ifindex) {
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_NDEV_INDEX, ifindex);
-		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_NDEV_NAME, d->netdev);
-	}
-	fake_end(off, nlh);
-}
-
-static void fake_put_status(char *buf, size_t *off, uint32_t seq, uint16_t type, int error)
-{
-	struct nlmsghdr *nlh = fake_msg(buf, off, seq, type);
-
-	if (type == NLMSG_ERROR) {
-		struct nlmsgerr *e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
-
-		e->error = error;
-	} else {
-		int32_t *v = mnl_nlmsg_put_extra_header(nlh, sizeof(*v));
-
-		*v = error;
-	}
-	fake_end(off, nlh);
-}
-
-static int fake_set(struct rdma_sock *s, struct fake *fk, const struct nlattr **tb)
-{
-	uint32_t index = mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
-	struct fake_dev *d;
-	unsigned long here = 0, target = 0;
-	int ret, i;
-
-	if (tb[RDMA_NLDEV_ATTR_DEV_NAME]) {
-		const char *name = mnl_attr_get_str(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
-
-		ret = fake_record(s, "rename", "dev-set %u name %s", index, name);
-		if (ret < 0)
-			return ret;
-		d = fake_find(s, fk, index);
-		if (!d)
-			return -EINVAL;
-		for (i = 0; i < fk->n; i++)
-			if (&fk->devs[i] != d && !strcmp(fk->devs[i].name, name))
-				return -EEXIST;
-		snprintf(d->name, sizeof(d->name), "%s", name);
-		return fake_save_devs(s, fk);
-	}
-	if (!tb[RDMA_NLDEV_NET_NS_FD])
-		return -EINVAL;
-	if (netns_inode((int)mnl_attr_get_u32(tb[RDMA_NLDEV_NET_NS_FD]), &target) < 0)
-		return -EBADF;
-	ret = fake_record(s, "netns", "dev-set %u netns %lu", index, target);
-	if (ret < 0)
-		return ret;
-	d = fake_find(s, fk, index);
-	if (!d)
-		return -EINVAL;
-	if (!fk->exclusive)
-		return -EOPNOTSUPP;
-	ret = current_netns_inode(&here);
-	if (ret < 0)
-		return ret;
-	/* The kernel moves a device only out of the mover's own namespace. */
-	if (d->netns != here)
-		return -ENODEV;
-	d->netns = target;
-	return fake_save_devs(s, fk);
-}
-
-static int fake_talk(struct rdma_sock *s, const struct nlmsghdr *req, mnl_cb_t cb,
-		     struct parse_ctx *ctx)
-{
-	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX];
-	uint32_t seq = req->nlmsg_seq;
-	bool dump = req->nlmsg_flags & NLM_F_DUMP;
-	struct fake *fk;
-	struct fake_dev *d;
-	size_t off = 0;
-	char *buf;
-	int ret, i;
-
-	fk = malloc(sizeof(*fk));
-	buf = calloc(1, RX_BUF);
-	if (!fk || !buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = attr_parse(req, tb);
-	if (ret < 0)
-		goto out;
-	ret = fake_load(s, fk);
-	if (ret < 0)
-		goto out;
-	switch (RDMA_NL_GET_OP(req->nlmsg_type)) {
-	case RDMA_NLDEV_CMD_SYS_GET: {
-		struct nlmsghdr *nlh = fake_msg(buf, &off, seq, req->nlmsg_type);
-
-		mnl_attr_put_u8(nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, fk->exclusive ? 0 : 1);
-		fake_end(&off, nlh);
-		break;
-	}
-	case RDMA_NLDEV_CMD_SYS_SET: {
-		bool excl;
-
-		if (!tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) {
-			ret = -EINVAL;
-			break;
-		}
-		excl = mnl_attr_get_u8(tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) == 0;
-		ret = fake_record(s, "sys-set", "sys-set netns-mode %s", excl ? "exclusive" : "shared");
-		if (ret == 0)
-			ret = fake_write(s, "rdma.mode", excl ? "exclusive\n" : "shared\n");
-		break;
-	}
-	case RDMA_NLDEV_CMD_GET:
-		for (i = 0; i < fk->n; i++) {
-			d = &fk->devs[i];
-			if (!fake_visible(s, fk, d))
-				continue;
-			if (dump || (tb[RDMA_NLDEV_ATTR_DEV_INDEX] &&
-				     d->index == mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX])))
-				fake_put_dev(buf, &off, seq, req->nlmsg_type, d);
-		}
-		if (!dump && off == 0)
-			ret = -EINVAL;
-		break;
-	case RDMA_NLDEV_CMD_PORT_GET:
-		d = tb[RDMA_NLDEV_ATTR_DEV_INDEX] ?
-			fake_find(s, fk, mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX])) : NULL;
-		if (d)
-			fake_put_port(buf, &off, seq, req->nlmsg_type, d);
-		else
-			ret = -EINVAL;
-		break;
-	case RDMA_NLDEV_CMD_SET:
-		ret = tb[RDMA_NLDEV_ATTR_DEV_INDEX] ? fake_set(s, fk, tb) : -EINVAL;
-		break;
-	default:
-		ret = -EOPNOTSUPP;
-	}
-	if (dump)
-		fake_put_status(buf, &off, seq, NLMSG_DONE, ret);
-	else
-		fake_put_status(buf, &off, seq, NLMSG_ERROR, ret);
-	ret = run(buf, off, seq, 0, cb, ctx);
-out:
-	free(buf);
-	free(fk);
-	return ret;
-}
-
 /* ---- the socket ---- */
+
+static int kernel_open(void **priv)
+{
+	struct mnl_socket *nl;
+	int ret;
+
+	/* No CONFIG_INFINIBAND: socket() says EPROTONOSUPPORT, which we pass on as is. */
+	nl = mnl_socket_open2(NETLINK_RDMA, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(nl);
+		return ret;
+	}
+	*priv = nl;
+	return 0;
+}
+
+static int kernel_send(void *priv, const struct nlmsghdr *req)
+{
+	return mnl_socket_sendto(priv, req, req->nlmsg_len) < 0 ? -errno : 0;
+}
+
+static ssize_t kernel_recv(void *priv, void *buf, size_t len)
+{
+	ssize_t n = mnl_socket_recvfrom(priv, buf, len);
+
+	return n < 0 ? -errno : n;
+}
+
+static void kernel_close(void *priv)
+{
+	mnl_socket_close(priv);
+}
+
+static const struct rdma_backend kernel_backend = {
+	.open = kernel_open,
+	.send = kernel_send,
+	.recv = kernel_recv,
+	.close = kernel_close,
+};
+
+static const struct rdma_backend *backend = &kernel_backend;
+
+void rdma_set_backend(const struct rdma_backend *b)
+{
+	backend = b ? b : &kernel_backend;
+}
 
 int rdma_sock_open(struct rdma_sock **out)
 {
@@ -705,63 +404,24 @@ int rdma_sock_open(struct rdma_sock **out)
 
 	if (!s)
 		return -ENOMEM;
-	s->fake_dirfd = -1;
-	/* No CONFIG_INFINIBAND: socket() says EPROTONOSUPPORT, which we pass on as is. */
-	s->nl = mnl_socket_open2(NETLINK_RDMA, SOCK_CLOEXEC);
-	if (!s->nl) {
-		ret = -errno;
-		goto err_free;
+	s->ops = backend;
+	ret = s->ops->open(&s->priv);
+	if (ret < 0) {
+		free(s);
+		return ret;
 	}
-	if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto err_close;
-	}
-	s->portid = mnl_socket_get_portid(s->nl);
+	if (s->ops == &kernel_backend)
+		s->portid = mnl_socket_get_portid(s->priv);
 	s->seq = (uint32_t)time(NULL);
 	*out = s;
 	return 0;
-
-err_close:
-	mnl_socket_close(s->nl);
-err_free:
-	free(s);
-	return ret;
-}
-
-int rdma_sock_open_fake(const char *dir, struct rdma_sock **out)
-{
-	struct rdma_sock *s = calloc(1, sizeof(*s));
-	int ret;
-
-	if (!s)
-		return -ENOMEM;
-	s->fake_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->fake_dirfd < 0) {
-		ret = -errno;
-		goto err_free;
-	}
-	ret = current_netns_inode(&s->netns_ino);
-	if (ret < 0)
-		goto err_close;
-	s->seq = 1;
-	*out = s;
-	return 0;
-
-err_close:
-	close(s->fake_dirfd);
-err_free:
-	free(s);
-	return ret;
 }
 
 void rdma_sock_close(struct rdma_sock *s)
 {
 	if (!s)
 		return;
-	if (s->nl)
-		mnl_socket_close(s->nl);
-	if (s->fake_dirfd >= 0)
-		close(s->fake_dirfd);
+	s->ops->close(s->priv);
 	free(s);
 }
 
@@ -773,17 +433,17 @@ static int talk(struct rdma_sock *s, const struct nlmsghdr *req, mnl_cb_t cb,
 	ssize_t n;
 	int ret;
 
-	if (s->fake_dirfd >= 0)
-		return fake_talk(s, req, cb, ctx);
-	if (mnl_socket_sendto(s->nl, req, req->nlmsg_len) < 0)
-		return -errno;
+	ret = s->ops->send(s->priv, req);
+	if (ret < 0)
+		return ret;
 	do {
-		n = mnl_socket_recvfrom(s->nl, buf, sizeof(buf));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+		n = s->ops->recv(s->priv, buf, sizeof(buf));
+		if (n == -EINTR) {
+			ret = 1;
+			continue;
 		}
+		if (n < 0)
+			return (int)n;
 		ret = run(buf, (size_t)n, req->nlmsg_seq, s->portid, cb, ctx);
 	} while (ret > 0);
 	return ret;

@@ -15,20 +15,9 @@
  * rdma_parse_*: both work on plain buffers, so recorded kernel replies and
  * expected request bytes can be checked without a kernel.
  *
- * A socket can also be a recording fake (rdma_sock_open_fake), for tests on
- * kernels without RDMA: it keeps its state in files of a directory and
- * answers through the same decoders as the kernel path. Files:
- *   rdma.mode   "shared" or "exclusive" (absent: shared)
- *   rdma.devs   one device a line: "<index> <name> <netdev> <netns inode>"
- *   rdma.calls  appended, one line per change asked for:
- *               "sys-set netns-mode exclusive", "dev-set 3 netns 4026532301",
- *               "dev-set 3 name rdma_net1"
- *   rdma.fail-netns, rdma.fail-rename, rdma.fail-sys-set
- *               when present, hold an errno number the matching request
- *               fails with (after being recorded)
- * The fake applies the kernel's rules this module relies on: exclusive mode
- * hides devices of other namespaces, set-netns needs exclusive mode and the
- * caller in the device's namespace, names are unique.
+ * The requests travel through a backend: the kernel's NETLINK_RDMA socket,
+ * unless a test build of the plugins registers a stand-in (test/fakes/)
+ * with rdma_set_backend. Either way the same encoders and decoders run.
  */
 #ifndef RDMA_H
 #define RDMA_H
@@ -36,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <net/if.h>
 #include <linux/netlink.h>
 
@@ -63,10 +53,23 @@ struct rdma_port {
 
 struct rdma_sock;
 
+/*
+ * Where the requests of the sockets opened from now on go. send takes one
+ * request (encoded by rdma_req_*); recv returns reply bytes as recvfrom(2)
+ * on a netlink socket would, or -errno. open runs in the namespace the
+ * socket is for.
+ */
+struct rdma_backend {
+	int (*open)(void **priv);
+	int (*send)(void *priv, const struct nlmsghdr *req);
+	ssize_t (*recv)(void *priv, void *buf, size_t len);
+	void (*close)(void *priv);
+};
+/* NULL: the kernel (the default, and all that the default build ever uses). */
+void rdma_set_backend(const struct rdma_backend *b);
+
 /* In the current namespace: -EPROTONOSUPPORT when the kernel has no RDMA. */
 int rdma_sock_open(struct rdma_sock **s);
-/* The recording fake in dir (the plugin takes it from SRIOV_RDMA_RDMA_FAKE_DIR). */
-int rdma_sock_open_fake(const char *dir, struct rdma_sock **s);
 void rdma_sock_close(struct rdma_sock *s);
 
 /* Netns mode of the RDMA subsystem (ib_core netns_mode: 0 exclusive, 1 shared). */

@@ -6,31 +6,9 @@
  * (iproute2 ip/iplink.c): one RTM_SETLINK per property, addressed by
  * IFLA_IFNAME, carrying IFLA_VFINFO_LIST > IFLA_VF_INFO > IFLA_VF_<x>.
  *
- * The recording fake (fake_dir != NULL) stands in for the kernel on
- * machines without SR-IOV. It decodes each request with the parser that
- * decodes the kernel's replies, and answers with netlink messages built
- * like the kernel's, so the same code runs against both. Its files:
- *
- *   <dir>/<pf>.vfs    the VFs' state, one line per VF, '#' starts a comment:
- *                     vf=3 mac=00:00:00:00:00:00 vlan=0 qos=0 proto=802.1Q
- *                     spoofchk=on trust=off link_state=auto min_tx_rate=0
- *                     max_tx_rate=0
- *                     (all on one line; every key is required). Rewritten
- *                     after each successful SET, under a flock of <pf>.lock
- *                     and through a rename. Without it the PF's netdev is
- *                     gone: every request fails with ENODEV, as the kernel's.
- *   <dir>/<pf>.calls  appended, one line per request, e.g.
- *                     "setlink pf=P vf=3 vlan=100 qos=2 proto=802.1Q",
- *                     "setlink pf=P vf=3 mac=02:00:00:00:00:01",
- *                     "setlink pf=P vf=3 rate min=10 max=100",
- *                     "setlink pf=P vf=3 spoofchk=off", "... trust=on",
- *                     "... link_state=enable", "getlink pf=P".
- *   <dir>/<pf>.fail   optional, lines "fail OP [ERRNO]" with OP one of
- *                     vlan mac rate spoofchk trust link_state getlink:
- *                     that request is recorded, then fails with ERRNO
- *                     (a name such as EPERM; EOPNOTSUPP when omitted).
- *                     A SET on a VF missing from .vfs fails with EINVAL,
- *                     as mlx5 does for an index beyond sriov_numvfs.
+ * The encoded requests go through a backend: the kernel's NETLINK_ROUTE,
+ * unless a test build of the plugins registers a stand-in (test/fakes/)
+ * with vf_pf_set_backend, which decodes them with vf_info_parse.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -307,29 +285,10 @@ int vf_netdev_name(const char *sysfs_root, const char *bdf, char name[IFNAMSIZ])
 
 /* ---- VF properties on the PF ---- */
 
-struct vf_transport {
-	/* Send req (NLM_F_ACK is added) and run cb over every reply up to the ACK. */
-	int (*xfer)(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data);
-	void (*close)(struct vf_pf *pf);
-};
-
 struct vf_pf {
-	const struct vf_transport *ops;
+	const struct vf_pf_backend *ops;
+	void *priv;			/* the backend's */
 	char name[IFNAMSIZ];
-	unsigned portid, seq;
-	struct mnl_socket *nl;		/* kernel */
-	int dirfd;			/* fake */
-};
-
-static const char *proto_name(uint16_t proto)
-{
-	return proto == ETH_P_8021AD ? "802.1ad" : "802.1Q";
-}
-
-static const char *const link_state_names[] = {
-	[IFLA_VF_LINK_STATE_AUTO] = "auto",
-	[IFLA_VF_LINK_STATE_ENABLE] = "enable",
-	[IFLA_VF_LINK_STATE_DISABLE] = "disable",
 };
 
 static const void *vf_payload(const struct nlattr *a, size_t len)
@@ -337,12 +296,7 @@ static const void *vf_payload(const struct nlattr *a, size_t len)
 	return mnl_attr_get_payload_len(a) >= len ? mnl_attr_get_payload(a) : NULL;
 }
 
-/*
- * One IFLA_VF_INFO, from a kernel reply or a request: *vf gets the VF
- * index the attributes carry, cfg->mask the fields present. The kernel
- * reports -1 for a setting the driver does not implement: left out.
- */
-static int vf_info_parse(const struct nlattr *info, int *vf, struct vf_config *cfg)
+int vf_info_parse(const struct nlattr *info, int *vf, struct vf_config *cfg)
 {
 	const struct nlattr *a, *v;
 	bool have_rate = false;
@@ -571,628 +525,89 @@ static int check_vf_config(const struct vf_config *cfg)
 	return 0;
 }
 
-/* ---- the kernel transport ---- */
+/* ---- the kernel backend ---- */
 
-static int kernel_xfer(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data)
+struct kernel_pf {
+	struct mnl_socket *nl;
+	unsigned portid, seq;
+};
+
+static int kernel_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
-	return link_mnl_talk(pf->nl, &pf->seq, pf->portid, req, cb, data);
+	struct kernel_pf *k = priv;
+
+	return link_mnl_talk(k->nl, &k->seq, k->portid, req, cb, data);
 }
 
-static void kernel_close(struct vf_pf *pf)
+static void kernel_close(void *priv)
 {
-	mnl_socket_close(pf->nl);
+	struct kernel_pf *k = priv;
+
+	mnl_socket_close(k->nl);
+	free(k);
 }
 
-static const struct vf_transport kernel_transport = {
+static int kernel_open(const char *pf_netdev, void **priv)
+{
+	struct kernel_pf *k;
+	int ret;
+
+	/* One ioctl, so that a PF that is gone is told apart from a PF that fails. */
+	if (!if_nametoindex(pf_netdev))
+		return errno == ENODEV || errno == ENXIO ? -ENODEV : -errno;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!k->nl) {
+		ret = -errno;
+		goto err_free;
+	}
+	if (mnl_socket_bind(k->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	k->portid = mnl_socket_get_portid(k->nl);
+	k->seq = (unsigned)time(NULL);
+	*priv = k;
+	return 0;
+
+err_close:
+	mnl_socket_close(k->nl);
+err_free:
+	free(k);
+	return ret;
+}
+
+static const struct vf_pf_backend kernel_backend = {
+	.open = kernel_open,
 	.xfer = kernel_xfer,
 	.close = kernel_close,
 };
 
-static int kernel_open(struct vf_pf *pf)
+static const struct vf_pf_backend *backend = &kernel_backend;
+
+void vf_pf_set_backend(const struct vf_pf_backend *b)
 {
-	/* One ioctl, so that a PF that is gone is told apart from a PF that fails. */
-	if (!if_nametoindex(pf->name))
-		return errno == ENODEV || errno == ENXIO ? -ENODEV : -errno;
-	pf->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!pf->nl)
-		return -errno;
-	if (mnl_socket_bind(pf->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int ret = -errno;
-
-		mnl_socket_close(pf->nl);
-		return ret;
-	}
-	pf->portid = mnl_socket_get_portid(pf->nl);
-	pf->seq = (unsigned)time(NULL);
-	pf->ops = &kernel_transport;
-	return 0;
-}
-
-/* ---- the recording fake ---- */
-
-/* A writer holds <pf>.lock for a few file operations: a long wait means a stuck test. */
-#define FAKE_LOCK_TIMEOUT_MS 10000
-
-struct fake_vf {
-	int vf;
-	struct vf_config cfg;
-};
-
-struct fake_state {
-	struct fake_vf *vfs;
-	int n;
-};
-
-static const char *const field_ops[] = {
-	[0] = "mac", [1] = "vlan", [2] = "spoofchk", [3] = "trust", [4] = "link_state", [5] = "rate",
-};
-
-static const char *field_op(unsigned field)
-{
-	return field_ops[__builtin_ctz(field)];
-}
-
-static int fake_name(const struct vf_pf *pf, const char *ext, char *out, size_t len)
-{
-	return pathf(out, len, "%s.%s", pf->name, ext);
-}
-
-/* A fake file, whole and NUL-terminated; -ENOENT when absent. */
-static int fake_read(struct vf_pf *pf, const char *ext, char **data)
-{
-	char name[IFNAMSIZ + 8];
-	size_t len = 0, cap = 4096;
-	ssize_t n;
-	char *buf, *nbuf;
-	int fd, ret;
-
-	if ((ret = fake_name(pf, ext, name, sizeof(name))) < 0)
-		return ret;
-	fd = openat(pf->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto out_fd;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
-				ret = -ENOMEM;
-				goto err_buf;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			ret = -errno;
-			goto err_buf;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*data = buf;
-	ret = 0;
-	goto out_fd;
-err_buf:
-	free(buf);
-out_fd:
-	close(fd);
-	return ret;
-}
-
-static int fake_record(struct vf_pf *pf, const char *line)
-{
-	char name[IFNAMSIZ + 8], buf[300];
-	int fd, len, ret = 0;
-
-	if ((ret = fake_name(pf, "calls", name, sizeof(name))) < 0)
-		return ret;
-	/* One write of the whole line: O_APPEND keeps concurrent callers' lines whole. */
-	len = snprintf(buf, sizeof(buf), "%s\n", line);
-	if (len < 0 || (size_t)len >= sizeof(buf))
-		return -EINVAL;
-	fd = openat(pf->dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, (size_t)len) != len)
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
-static const struct {
-	const char *name;
-	int err;
-} errno_names[] = {
-	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "EIO", EIO }, { "ENOMEM", ENOMEM },
-	{ "EACCES", EACCES }, { "EBUSY", EBUSY }, { "ENODEV", ENODEV }, { "EINVAL", EINVAL },
-	{ "ENOSPC", ENOSPC }, { "ERANGE", ERANGE }, { "EAGAIN", EAGAIN },
-	{ "EOPNOTSUPP", EOPNOTSUPP }, { "ETIMEDOUT", ETIMEDOUT },
-};
-
-/* *err = the errno that <pf>.fail assigns to op, or 0. */
-static int fake_fail(struct vf_pf *pf, const char *op, int *err)
-{
-	char *data, *line, *save, *w[3], *save2;
-	size_t i;
-	int n, ret;
-
-	*err = 0;
-	ret = fake_read(pf, "fail", &data);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		for (n = 0, w[0] = strtok_r(line, " \t", &save2); w[n] && n < 2;)
-			w[++n] = strtok_r(NULL, " \t", &save2);
-		if (n < 2 || strcmp(w[0], "fail") != 0 || strcmp(w[1], op) != 0)
-			continue;
-		*err = EOPNOTSUPP;
-		if (!w[2])
-			break;
-		for (i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-			if (!strcmp(w[2], errno_names[i].name))
-				*err = errno_names[i].err;
-		if (*err == EOPNOTSUPP && strcmp(w[2], "EOPNOTSUPP") != 0)
-			ret = -EINVAL;		/* a typo in the fixture must not pass silently */
-		break;
-	}
-	free(data);
-	return ret;
-}
-
-static int parse_uint(const char *s, long max, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return errno || end == s || *end || *v < 0 || *v > max ? -EINVAL : 0;
-}
-
-static int parse_onoff(const char *s, bool *v)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "off")) {
-		*v = !strcmp(s, "on");
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* One .vfs line: every key once. */
-static int fake_parse_line(char *line, struct fake_vf *v)
-{
-	static const char *const keys[] = {
-		"vf", "mac", "vlan", "qos", "proto", "spoofchk", "trust", "link_state",
-		"min_tx_rate", "max_tx_rate",
-	};
-	struct vf_config *c = &v->cfg;
-	unsigned seen = 0;
-	char *tok, *save, *val;
-	long x;
-	int k, ret;
-
-	memset(v, 0, sizeof(*v));
-	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		val = strchr(tok, '=');
-		if (!val)
-			return -EINVAL;
-		*val++ = '\0';
-		for (k = 0; k < 10 && strcmp(tok, keys[k]) != 0; k++)
-			;
-		if (k == 10 || (seen & (1u << k)))
-			return -EINVAL;
-		seen |= 1u << k;
-		ret = 0;
-		switch (k) {
-		case 0: ret = parse_uint(val, INT_MAX, &x); v->vf = (int)x; break;
-		case 1: {
-			unsigned b[6];
-			int i;
-
-			if (strlen(val) != 17 || sscanf(val, "%2x:%2x:%2x:%2x:%2x:%2x",
-							&b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-				return -EINVAL;
-			for (i = 0; i < 6; i++)
-				c->mac[i] = (uint8_t)b[i];
-			break;
-		}
-		case 2: ret = parse_uint(val, 4095, &x); c->vlan = (int)x; break;
-		case 3: ret = parse_uint(val, 7, &x); c->qos = (int)x; break;
-		case 4:
-			if (!strcasecmp(val, "802.1Q"))
-				c->vlan_proto = ETH_P_8021Q;
-			else if (!strcasecmp(val, "802.1ad"))
-				c->vlan_proto = ETH_P_8021AD;
-			else
-				return -EINVAL;
-			break;
-		case 5: ret = parse_onoff(val, &c->spoofchk); break;
-		case 6: ret = parse_onoff(val, &c->trust); break;
-		case 7:
-			for (x = 0; x <= IFLA_VF_LINK_STATE_DISABLE && strcmp(val, link_state_names[x]); x++)
-				;
-			if (x > IFLA_VF_LINK_STATE_DISABLE)
-				return -EINVAL;
-			c->link_state = (int)x;
-			break;
-		case 8: ret = parse_uint(val, UINT32_MAX, &x); c->min_tx_rate = (unsigned)x; break;
-		case 9: ret = parse_uint(val, UINT32_MAX, &x); c->max_tx_rate = (unsigned)x; break;
-		}
-		if (ret < 0)
-			return ret;
-	}
-	return seen == (1u << 10) - 1 ? 0 : -EINVAL;
-}
-
-static int fake_load(struct vf_pf *pf, struct fake_state *st)
-{
-	char *data, *line, *save;
-	struct fake_vf *nv;
-	int ret;
-
-	st->vfs = NULL;
-	st->n = 0;
-	ret = fake_read(pf, "vfs", &data);
-	if (ret < 0)
-		return ret;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		line += strspn(line, " \t");
-		if (!*line || *line == '#')
-			continue;
-		nv = realloc(st->vfs, sizeof(*nv) * (size_t)(st->n + 1));
-		if (!nv) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		st->vfs = nv;
-		ret = fake_parse_line(line, &st->vfs[st->n]);
-		if (ret < 0)
-			goto err;
-		st->n++;
-	}
-	free(data);
-	return 0;
-err:
-	free(data);
-	free(st->vfs);
-	st->vfs = NULL;
-	return ret;
-}
-
-/*
- * Replace <pf>.vfs through a temporary file of its own and a rename: a
- * writer killed half way leaves the old state whole. The caller holds the
- * fake's lock, so no other writer's update is lost in between.
- */
-static int fake_save(struct vf_pf *pf, const struct fake_state *st)
-{
-	char name[IFNAMSIZ + 8], mac[18], *text = NULL;
-	const struct vf_config *c;
-	size_t len = 0;
-	FILE *f;
-	int i, ret;
-
-	if ((ret = fake_name(pf, "vfs", name, sizeof(name))) < 0)
-		return ret;
-	f = open_memstream(&text, &len);
-	if (!f)
-		return -errno;
-	for (i = 0; i < st->n; i++) {
-		c = &st->vfs[i].cfg;
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
-			 c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
-		fprintf(f, "vf=%d mac=%s vlan=%d qos=%d proto=%s spoofchk=%s trust=%s link_state=%s "
-			"min_tx_rate=%u max_tx_rate=%u\n", st->vfs[i].vf, mac, c->vlan, c->qos,
-			proto_name(c->vlan_proto), c->spoofchk ? "on" : "off", c->trust ? "on" : "off",
-			link_state_names[c->link_state], c->min_tx_rate, c->max_tx_rate);
-	}
-	if (fclose(f) != 0) {
-		free(text);
-		return -ENOMEM;
-	}
-	ret = state_write_atomic(pf->dirfd, name, text, len, false);
-	free(text);
-	return ret;
-}
-
-/* The PF's netdev exists while its state file does: the kernel answers ENODEV for it otherwise. */
-static bool fake_pf_present(struct vf_pf *pf)
-{
-	char name[IFNAMSIZ + 8];
-
-	return fake_name(pf, "vfs", name, sizeof(name)) == 0 &&
-	       faccessat(pf->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-/* The kernel's layout of one VF in RTM_NEWLINK (rtnl_fill_vfinfo). */
-static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
-{
-	const struct vf_config *c = &v->cfg;
-	uint32_t idx = (uint32_t)v->vf;
-	struct ifla_vf_mac m = { .vf = idx };
-	struct ifla_vf_vlan vl = { idx, (uint32_t)c->vlan, (uint32_t)c->qos };
-	struct ifla_vf_vlan_info vi;
-	struct ifla_vf_rate r = { idx, c->min_tx_rate, c->max_tx_rate };
-	struct ifla_vf_tx_rate tr = { idx, c->max_tx_rate };
-	struct ifla_vf_spoofchk s = { idx, c->spoofchk };
-	struct ifla_vf_link_state ls = { idx, (uint32_t)c->link_state };
-	struct ifla_vf_trust t = { idx, c->trust };
-	struct nlattr *info, *list;
-
-	memcpy(m.mac, c->mac, 6);
-	memset(&vi, 0, sizeof(vi));	/* its trailing padding is copied too */
-	vi.vf = idx;
-	vi.vlan = (uint32_t)c->vlan;
-	vi.qos = (uint32_t)c->qos;
-	vi.vlan_proto = htons(c->vlan_proto);
-	info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
-	mnl_attr_put(nlh, IFLA_VF_MAC, sizeof(m), &m);
-	mnl_attr_put(nlh, IFLA_VF_VLAN, sizeof(vl), &vl);
-	mnl_attr_put(nlh, IFLA_VF_RATE, sizeof(r), &r);
-	mnl_attr_put(nlh, IFLA_VF_TX_RATE, sizeof(tr), &tr);
-	mnl_attr_put(nlh, IFLA_VF_SPOOFCHK, sizeof(s), &s);
-	mnl_attr_put(nlh, IFLA_VF_LINK_STATE, sizeof(ls), &ls);
-	mnl_attr_put(nlh, IFLA_VF_TRUST, sizeof(t), &t);
-	list = mnl_attr_nest_start(nlh, IFLA_VF_VLAN_LIST);
-	mnl_attr_put(nlh, IFLA_VF_VLAN_INFO, sizeof(vi), &vi);
-	mnl_attr_nest_end(nlh, list);
-	mnl_attr_nest_end(nlh, info);
-}
-
-/* RTM_NEWLINK for the PF at buf, with its VFs when the request asked for RTEXT_FILTER_VF. */
-static int fake_getlink(struct vf_pf *pf, const struct nlmsghdr *req, char *buf, size_t cap)
-{
-	const struct nlattr *ext = find_attr(req, IFLA_EXT_MASK);
-	struct fake_state st;
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	struct nlattr *list;
-	int i, ret;
-
-	ret = fake_load(pf, &st);
-	if (ret < 0)
-		return ret;
-	if ((size_t)st.n * 256 + 512 > cap) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWLINK;
-	nlh->nlmsg_seq = req->nlmsg_seq;
-	nlh->nlmsg_pid = pf->portid;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = 1;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, pf->name);
-	if (ext && mnl_attr_get_payload_len(ext) >= 4 && (mnl_attr_get_u32(ext) & RTEXT_FILTER_VF)) {
-		mnl_attr_put_u32(nlh, IFLA_NUM_VF, (uint32_t)st.n);
-		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
-		for (i = 0; i < st.n; i++)
-			fake_put_vf(nlh, &st.vfs[i]);
-		mnl_attr_nest_end(nlh, list);
-	}
-out:
-	free(st.vfs);
-	return ret;
-}
-
-static void fake_apply(struct vf_config *dst, unsigned field, const struct vf_config *src)
-{
-	switch (field) {
-	case VF_CFG_MAC:
-		memcpy(dst->mac, src->mac, 6);
-		break;
-	case VF_CFG_VLAN:
-		dst->vlan = src->vlan;
-		dst->qos = src->qos;
-		dst->vlan_proto = src->vlan_proto;
-		break;
-	case VF_CFG_RATE:
-		dst->min_tx_rate = src->min_tx_rate;
-		dst->max_tx_rate = src->max_tx_rate;
-		break;
-	case VF_CFG_SPOOFCHK:
-		dst->spoofchk = src->spoofchk;
-		break;
-	case VF_CFG_TRUST:
-		dst->trust = src->trust;
-		break;
-	case VF_CFG_LINK_STATE:
-		dst->link_state = src->link_state;
-		break;
-	}
-}
-
-/*
- * An RTM_SETLINK carrying exactly one field of one VF, as vf_pf_set sends
- * them. *nlerr gets the errno the kernel would answer with (0: success);
- * the return value reports trouble with the fake's own files.
- */
-static int fake_setlink(struct vf_pf *pf, const struct nlmsghdr *req, int *nlerr)
-{
-	const struct nlattr *list = find_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
-	struct vf_config c;
-	struct fake_state st;
-	char line[256], mac[18], lockname[IFNAMSIZ + 8];
-	const char *op;
-	int vf, n = 0, i, ret, lock;
-
-	*nlerr = EINVAL;
-	if (!list)
-		return 0;
-	mnl_attr_for_each_nested(a, list) {
-		if (mnl_attr_get_type(a) == IFLA_VF_INFO)
-			info = a;
-		n++;
-	}
-	if (n != 1 || !info || vf_info_parse(info, &vf, &c) < 0 || __builtin_popcount(c.mask) != 1)
-		return 0;
-	op = field_op(c.mask);
-	n = snprintf(line, sizeof(line), "setlink pf=%s vf=%d ", pf->name, vf);
-	switch (c.mask) {
-	case VF_CFG_MAC:
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
-			 c.mac[0], c.mac[1], c.mac[2], c.mac[3], c.mac[4], c.mac[5]);
-		snprintf(line + n, sizeof(line) - (size_t)n, "mac=%s", mac);
-		break;
-	case VF_CFG_VLAN:
-		if (c.vlan_proto != ETH_P_8021Q && c.vlan_proto != ETH_P_8021AD)
-			return 0;
-		snprintf(line + n, sizeof(line) - (size_t)n, "vlan=%d qos=%d proto=%s",
-			 c.vlan, c.qos, proto_name(c.vlan_proto));
-		break;
-	case VF_CFG_RATE:
-		snprintf(line + n, sizeof(line) - (size_t)n, "rate min=%u max=%u",
-			 c.min_tx_rate, c.max_tx_rate);
-		break;
-	case VF_CFG_SPOOFCHK:
-		snprintf(line + n, sizeof(line) - (size_t)n, "spoofchk=%s", c.spoofchk ? "on" : "off");
-		break;
-	case VF_CFG_TRUST:
-		snprintf(line + n, sizeof(line) - (size_t)n, "trust=%s", c.trust ? "on" : "off");
-		break;
-	case VF_CFG_LINK_STATE:
-		if (c.link_state < 0 || c.link_state > IFLA_VF_LINK_STATE_DISABLE)
-			return 0;
-		snprintf(line + n, sizeof(line) - (size_t)n, "link_state=%s",
-			 link_state_names[c.link_state]);
-		break;
-	}
-	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_fail(pf, op, nlerr)) < 0)
-		return ret;
-	if (*nlerr)
-		return 0;
-	/* Load, change, save as one step: plugins run side by side on one PF. */
-	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
-		return ret;
-	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
-	if (lock < 0)
-		return lock;
-	if (!fake_pf_present(pf)) {
-		*nlerr = ENODEV;
-		goto out_lock;
-	}
-	ret = fake_load(pf, &st);
-	if (ret < 0)
-		goto out_lock;
-	*nlerr = EINVAL;
-	for (i = 0; i < st.n; i++) {
-		if (st.vfs[i].vf != vf)
-			continue;
-		fake_apply(&st.vfs[i].cfg, c.mask, &c);
-		ret = fake_save(pf, &st);
-		*nlerr = 0;
-		break;
-	}
-	free(st.vfs);
-out_lock:
-	lock_release(lock);
-	return ret;
-}
-
-static void put_ack(char *buf, const struct nlmsghdr *req, unsigned portid, int err)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nlmsgerr *e;
-
-	nlh->nlmsg_type = NLMSG_ERROR;
-	nlh->nlmsg_seq = req->nlmsg_seq;
-	nlh->nlmsg_pid = portid;
-	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
-	e->error = -err;
-	e->msg = *req;
-}
-
-static int fake_xfer(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data)
-{
-	const struct nlattr *ifname = find_attr(req, IFLA_IFNAME);
-	size_t cap = 1 << 20, len = 0;
-	char *buf, line[64];
-	int nlerr = 0, ret = 0;
-
-	req->nlmsg_seq = ++pf->seq;
-	req->nlmsg_flags |= NLM_F_ACK;
-	buf = calloc(1, cap);
-	if (!buf)
-		return -ENOMEM;
-	if (!ifname || mnl_attr_validate(ifname, MNL_TYPE_NUL_STRING) < 0 ||
-	    strcmp(mnl_attr_get_str(ifname), pf->name) != 0) {
-		nlerr = ENODEV;
-	} else if (req->nlmsg_type == RTM_GETLINK) {
-		snprintf(line, sizeof(line), "getlink pf=%s", pf->name);
-		if ((ret = fake_record(pf, line)) < 0 || (ret = fake_fail(pf, "getlink", &nlerr)) < 0)
-			goto out;
-		if (!nlerr && !fake_pf_present(pf))
-			nlerr = ENODEV;
-		if (!nlerr) {
-			ret = fake_getlink(pf, req, buf, cap - MNL_NLMSG_HDRLEN - sizeof(struct nlmsgerr));
-			if (ret < 0)
-				goto out;
-			len = ((struct nlmsghdr *)buf)->nlmsg_len;
-		}
-	} else if (req->nlmsg_type == RTM_SETLINK) {
-		ret = fake_setlink(pf, req, &nlerr);
-		if (ret < 0)
-			goto out;
-	} else {
-		nlerr = EOPNOTSUPP;
-	}
-	put_ack(buf + len, req, pf->portid, nlerr);
-	len += ((struct nlmsghdr *)(buf + len))->nlmsg_len;
-	ret = mnl_cb_run(buf, len, req->nlmsg_seq, pf->portid, cb, data);
-	ret = ret < 0 ? -errno : 0;
-out:
-	free(buf);
-	return ret;
-}
-
-static void fake_close(struct vf_pf *pf)
-{
-	close(pf->dirfd);
-}
-
-static const struct vf_transport fake_transport = {
-	.xfer = fake_xfer,
-	.close = fake_close,
-};
-
-static int fake_open(struct vf_pf *pf, const char *dir)
-{
-	pf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pf->dirfd < 0)
-		return -errno;
-	if (!fake_pf_present(pf)) {
-		close(pf->dirfd);
-		return -ENODEV;
-	}
-	pf->portid = (unsigned)getpid();
-	pf->ops = &fake_transport;
-	return 0;
+	backend = b ? b : &kernel_backend;
 }
 
 /* ---- the API ---- */
 
-int vf_pf_open(const char *pf_netdev, const char *fake_dir, struct vf_pf **pf)
+int vf_pf_open(const char *pf_netdev, struct vf_pf **pf)
 {
 	struct vf_pf *p;
 	int ret;
 
-	/* It names the fake's files: the same rule as any interface name. */
+	/* A backend may name files after it: the same rule as any interface name. */
 	if (!cni_valid_ifname(pf_netdev))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	snprintf(p->name, sizeof(p->name), "%s", pf_netdev);
-	ret = fake_dir ? fake_open(p, fake_dir) : kernel_open(p);
+	p->ops = backend;
+	ret = p->ops->open(p->name, &p->priv);
 	if (ret < 0) {
 		free(p);
 		return ret;
@@ -1205,7 +620,7 @@ void vf_pf_close(struct vf_pf *pf)
 {
 	if (!pf)
 		return;
-	pf->ops->close(pf);
+	pf->ops->close(pf->priv);
 	free(pf);
 }
 
@@ -1256,7 +671,7 @@ int vf_pf_get(struct vf_pf *pf, int vf_index, struct vf_config *cfg)
 		return -EINVAL;
 	nlh = put_pf_hdr(buf, sizeof(buf), RTM_GETLINK, pf->name);
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
-	ret = pf->ops->xfer(pf, nlh, get_cb, &ctx);
+	ret = pf->ops->xfer(pf->priv, nlh, get_cb, &ctx);
 	if (ret < 0)
 		return ret;
 	if (ctx.found)
@@ -1289,7 +704,7 @@ int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
 		put_vf_field(nlh, order[i], vf_index, cfg);
 		mnl_attr_nest_end(nlh, info);
 		mnl_attr_nest_end(nlh, list);
-		ret = pf->ops->xfer(pf, nlh, NULL, NULL);
+		ret = pf->ops->xfer(pf->priv, nlh, NULL, NULL);
 		if (ret < 0)
 			return ret;
 	}

@@ -9,13 +9,11 @@
  *
  * VF properties live on the PF: they are read and written with RTM_GETLINK
  * / RTM_SETLINK on the PF carrying IFLA_VFINFO_LIST, encoded with libmnl.
- * The encoded requests go through a transport: the kernel (NETLINK_ROUTE),
- * or, for tests on kernels without SR-IOV, a recording fake that appends
- * every request to <dir>/<pf>.calls in a readable form, keeps the VFs'
- * state in <dir>/<pf>.vfs and answers RTM_GETLINK from it, so that the same
- * encoding and decoding code runs in both. Several processes may use one
- * fake at once, and be killed at any instant: its state changes under a
- * lock and through a rename.
+ * The encoded requests go through a backend: the kernel (NETLINK_ROUTE),
+ * unless a test build of the plugins registers a stand-in (test/fakes/)
+ * for kernels without SR-IOV, which decodes the requests with
+ * vf_info_parse and answers as the kernel does, so that the same encoding
+ * and decoding code runs in both.
  */
 #ifndef VF_H
 #define VF_H
@@ -70,15 +68,36 @@ struct vf_config {
 	unsigned min_tx_rate, max_tx_rate;	/* Mbps, 0 = no limit */
 };
 
-struct vf_pf;				/* a PF and the transport to reach it */
+struct vf_pf;				/* a PF and the backend to reach it */
+struct nlmsghdr;
+struct nlattr;
 
 /*
- * fake_dir NULL: the kernel. Otherwise the recording fake in fake_dir
- * (the plugin takes it from SRIOV_RDMA_PF_FAKE_DIR; documented as a test hook).
+ * How the requests on a PF travel. open: -ENODEV when there is no PF
+ * netdev of that name. xfer sends req (one RTM_GETLINK or RTM_SETLINK
+ * carrying one VF field, as vf_pf_get and vf_pf_set build them), asks for
+ * the ACK and runs cb (may be NULL) over every reply up to it: 0 or -errno.
+ */
+struct vf_pf_backend {
+	int (*open)(const char *pf_netdev, void **priv);
+	int (*xfer)(void *priv, struct nlmsghdr *req,
+		    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
+	void (*close)(void *priv);
+};
+/* For the PFs opened from now on; NULL: the kernel (the default, and all the default build uses). */
+void vf_pf_set_backend(const struct vf_pf_backend *b);
+/*
+ * One IFLA_VF_INFO, from a kernel reply or a request: *vf gets the VF
+ * index the attributes carry, cfg->mask the fields present. The kernel
+ * reports -1 for a setting the driver does not implement: left out.
+ */
+int vf_info_parse(const struct nlattr *info, int *vf, struct vf_config *cfg);
+
+/*
  * -ENODEV when the PF has no netdev of that name (any later call on a PF
  * that vanished says the same).
  */
-int vf_pf_open(const char *pf_netdev, const char *fake_dir, struct vf_pf **pf);
+int vf_pf_open(const char *pf_netdev, struct vf_pf **pf);
 void vf_pf_close(struct vf_pf *pf);
 /*
  * All the fields of VF vf_index as the PF reports them (mask set to what

@@ -188,7 +188,7 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
 	if (!c->conf.vf.mask)
 		return 0;
-	ret = vf_pf_open(c->vf.pf_netdev, c->conf.paths.pf_fake_dir, &c->pf);
+	ret = vf_pf_open(c->vf.pf_netdev, &c->pf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
 				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
@@ -294,7 +294,7 @@ static int rdma_run(struct add_ctx *c, struct cni_error *err)
 
 static void rdma_undo(struct add_ctx *c)
 {
-	int ret = sriov_rdma_to_host(&c->rec, c->pod_fd, c->conf.paths.rdma_fake_dir);
+	int ret = sriov_rdma_to_host(&c->rec, c->pod_fd);
 
 	if (ret < 0)
 		log_error("VF %s: cannot return RDMA device %s to the host: %s", c->vf.bdf,

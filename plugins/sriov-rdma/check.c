@@ -115,7 +115,7 @@ out:
 }
 
 static int check_rdma(const struct cni_request *req, const struct sriov_record *rec,
-		      const char *fake_dir, struct cni_error *err)
+		      struct cni_error *err)
 {
 	int pod_fd, ret;
 
@@ -125,7 +125,7 @@ static int check_rdma(const struct cni_request *req, const struct sriov_record *
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: %s", req->env.netns,
 				  strerror(-ret));
-	ret = sriov_rdma_check(rec, pod_fd, req->env.netns, fake_dir, err);
+	ret = sriov_rdma_check(rec, pod_fd, req->env.netns, err);
 	close(pod_fd);
 	return ret;
 }
@@ -153,8 +153,7 @@ static bool vfcfg_differs(const struct vf_config *want, const struct vf_config *
 	return *field != NULL;
 }
 
-static int check_vf_config(const struct sriov_record *rec, const char *pf_fake_dir,
-			   struct cni_error *err)
+static int check_vf_config(const struct sriov_record *rec, struct cni_error *err)
 {
 	struct vf_config now;
 	struct vf_pf *pf;
@@ -163,7 +162,7 @@ static int check_vf_config(const struct sriov_record *rec, const char *pf_fake_d
 
 	if (!rec->vf_applied.mask)
 		return 0;
-	ret = vf_pf_open(rec->pf_netdev, pf_fake_dir, &pf);
+	ret = vf_pf_open(rec->pf_netdev, &pf);
 	if (ret == 0) {
 		ret = vf_pf_get(pf, rec->vf_index, &now);
 		vf_pf_close(pf);
@@ -219,8 +218,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 			memcpy(prev->ips[i].address, rec.addrs[i], sizeof(prev->ips[i].address));
 	}
 	if ((!rec.dpdk && check_netdev(req, &rec, prev, req->prev_result != NULL, err)) ||
-	    check_rdma(req, &rec, conf.paths.rdma_fake_dir, err) ||
-	    check_vf_config(&rec, conf.paths.pf_fake_dir, err))
+	    check_rdma(req, &rec, err) ||
+	    check_vf_config(&rec, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

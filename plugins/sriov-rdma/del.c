@@ -107,7 +107,7 @@ static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
 	return false;
 }
 
-static int restore_vf_config(const struct sriov_record *rec, const char *pf_fake_dir)
+static int restore_vf_config(const struct sriov_record *rec)
 {
 	struct vf_config first = rec->vf_orig, mac = rec->vf_orig;
 	struct vf_pf *pf = NULL;
@@ -116,7 +116,7 @@ static int restore_vf_config(const struct sriov_record *rec, const char *pf_fake
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask)
 		return 0;
-	ret = vf_pf_open(rec->pf_netdev, pf_fake_dir, &pf);
+	ret = vf_pf_open(rec->pf_netdev, &pf);
 	if (ret < 0)
 		return vf_gone(NULL, rec, ret) ? 0 : ret;
 	/*
@@ -168,7 +168,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, paths->pf_fake_dir);
+	ret = restore_vf_config(rec);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -177,7 +177,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
 		pod_fd = -1;
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
-	ret = sriov_rdma_to_host(rec, pod_fd, paths->rdma_fake_dir);
+	ret = sriov_rdma_to_host(rec, pod_fd);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
 			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,

@@ -108,7 +108,7 @@ int sriov_cmd_status(struct cni_request *req, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "stateDir %s: %s: ADD cannot record "
 				  "attachments", state_dir, strerror(-ret));
 	close(dirfd);
-	if (sriov_rdma_status(mode, paths.rdma_fake_dir, err))
+	if (sriov_rdma_status(mode, err))
 		return -1;
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_STATUS, NULL, err))

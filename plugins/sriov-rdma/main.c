@@ -3,12 +3,10 @@
  * sriov-rdma: moves an SR-IOV VF of a ConnectX NIC (netdev and RDMA
  * device) into a pod's network namespace, and gives it back intact.
  *
- * Test hooks (environment): SRIOV_RDMA_SYSFS_ROOT, the root of the sysfs
- * tree to read (default /sys); SRIOV_RDMA_PF_FAKE_DIR, a directory of the
- * recording fake PF used instead of the kernel for VF properties (vf.h);
- * SRIOV_RDMA_RDMA_FAKE_DIR, a directory of the recording fake RDMA netlink
- * used instead of the kernel for the netns mode and RDMA device moves and
- * renames (rdma.h). Unset, the plugin talks to the kernel.
+ * Test hook (environment): SRIOV_RDMA_SYSFS_ROOT, the root of the sysfs
+ * tree to read (default /sys). The recording fakes of the PF and of RDMA
+ * netlink exist only in a test build (meson -Dtest_fakes=true, see
+ * test/fakes/fakes.h); the default build talks to the kernel alone.
  */
 #include "log.h"
 #include "sriov.h"

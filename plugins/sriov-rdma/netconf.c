@@ -324,9 +324,7 @@ static int env_path(const char *var, const char *fallback, const char **out,
 
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err)
 {
-	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err) ||
-	    env_path(SRIOV_ENV_PF_FAKE_DIR, NULL, &paths->pf_fake_dir, err) ||
-	    env_path(SRIOV_ENV_RDMA_FAKE_DIR, NULL, &paths->rdma_fake_dir, err))
+	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err))
 		return -EINVAL;
 	return 0;
 }
@@ -335,20 +333,10 @@ void sriov_env_paths_lenient(struct sriov_paths *paths)
 {
 	struct cni_error err = { 0 };
 
-	/* Production nodes set none of them: the default is the real host. */
+	/* Production nodes do not set it: the default is the real host. */
 	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, &err)) {
 		log_error("%s: ignored, using %s", err.msg, SRIOV_DEFAULT_SYSFS);
 		paths->sysfs_root = SRIOV_DEFAULT_SYSFS;
-	}
-	memset(&err, 0, sizeof(err));
-	if (env_path(SRIOV_ENV_PF_FAKE_DIR, NULL, &paths->pf_fake_dir, &err)) {
-		log_error("%s: ignored, asking the kernel", err.msg);
-		paths->pf_fake_dir = NULL;
-	}
-	memset(&err, 0, sizeof(err));
-	if (env_path(SRIOV_ENV_RDMA_FAKE_DIR, NULL, &paths->rdma_fake_dir, &err)) {
-		log_error("%s: ignored, asking the kernel", err.msg);
-		paths->rdma_fake_dir = NULL;
 	}
 }
 

@@ -21,11 +21,6 @@
 #define NETNS_MODE_FIX "load ib_core with netns_mode=0 (options ib_core netns_mode=0 in " \
 	"/etc/modprobe.d, or \"rdma system set netns exclusive\" at boot, before any pod starts)"
 
-int sriov_rdma_open(const char *fake_dir, struct rdma_sock **s)
-{
-	return fake_dir ? rdma_sock_open_fake(fake_dir, s) : rdma_sock_open(s);
-}
-
 /* Back to the host namespace: failing that fails the step, whatever it did inside. */
 static int leave(int saved, int ret)
 {
@@ -40,8 +35,7 @@ static int leave(int saved, int ret)
 }
 
 /* Run fn with an RDMA socket opened inside the namespace fd, from inside it. */
-static int in_netns(int fd, const char *fake_dir,
-		    int (*fn)(struct rdma_sock *s, void *arg), void *arg)
+static int in_netns(int fd, int (*fn)(struct rdma_sock *s, void *arg), void *arg)
 {
 	struct rdma_sock *s;
 	int saved, ret;
@@ -49,7 +43,7 @@ static int in_netns(int fd, const char *fake_dir,
 	ret = netns_enter(fd, &saved);
 	if (ret < 0)
 		return ret;
-	ret = sriov_rdma_open(fake_dir, &s);
+	ret = rdma_sock_open(&s);
 	if (ret == 0) {
 		ret = fn(s, arg);
 		rdma_sock_close(s);
@@ -112,7 +106,7 @@ int sriov_rdma_plan(const struct sriov_conf *conf, const struct vf_dev *vf,
 				  "\"auto\" or \"off\" for a VF without RDMA");
 		return -ENODEV;
 	}
-	ret = sriov_rdma_open(conf->paths.rdma_fake_dir, &s);
+	ret = rdma_sock_open(&s);
 	if (ret == -EPROTONOSUPPORT) {
 		if (!excl)
 			return plan_skip(vf, "no RDMA support in this kernel");
@@ -212,7 +206,7 @@ static int home_cb(struct rdma_sock *s, void *data)
 	return rdma_dev_set_netns(s, a->index, a->host_fd);
 }
 
-int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd, const char *fake_dir)
+int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd)
 {
 	struct home_arg home = { .index = rec->rdma_index, .host_fd = -1 };
 	struct rdma_sock *s = NULL;
@@ -225,12 +219,12 @@ int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd, const char *f
 		ret = netns_open_current(&home.host_fd);
 		if (ret < 0)
 			return ret;
-		ret = in_netns(pod_fd, fake_dir, home_cb, &home);
+		ret = in_netns(pod_fd, home_cb, &home);
 		close(home.host_fd);
 		if (ret < 0 && ret != -ENODEV && ret != -EPROTONOSUPPORT)
 			return ret;
 	}
-	ret = sriov_rdma_open(fake_dir, &s);
+	ret = rdma_sock_open(&s);
 	/* ib_core unloaded since ADD: its devices went with it. */
 	if (ret == -EPROTONOSUPPORT) {
 		log_warn("VF %s: no RDMA support in this kernel any more: RDMA device %s is gone",
@@ -277,7 +271,7 @@ int sriov_rdma_to_pod(const struct sriov_conf *conf, struct rdma_sock *host_s, i
 	rec->rdma_moved = true;
 	if (!conf->rdma_name || !strcmp(conf->rdma_name, rec->rdma_dev))
 		return 0;
-	ret = in_netns(pod_fd, conf->paths.rdma_fake_dir, rename_cb, &rn);
+	ret = in_netns(pod_fd, rename_cb, &rn);
 	if (ret == 0) {
 		rec->rdma_renamed = true;
 		snprintf(rec->rdma_pod_name, sizeof(rec->rdma_pod_name), "%s", conf->rdma_name);
@@ -293,7 +287,7 @@ int sriov_rdma_to_pod(const struct sriov_conf *conf, struct rdma_sock *host_s, i
 			   conf->rdma_name, rec->rdma_dev, netns, strerror(-ret));
 	}
 	/* A failing step undoes itself. */
-	undo = sriov_rdma_to_host(rec, pod_fd, conf->paths.rdma_fake_dir);
+	undo = sriov_rdma_to_host(rec, pod_fd);
 	if (undo < 0)
 		log_error("VF %s: cannot return RDMA device %s to the host: %s", rec->bdf,
 			  rec->rdma_dev, strerror(-undo));
@@ -316,14 +310,14 @@ static int find_cb(struct rdma_sock *s, void *data)
 }
 
 int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *netns,
-		     const char *fake_dir, struct cni_error *err)
+		     struct cni_error *err)
 {
 	struct find_arg f = { .index = rec->rdma_index };
 	int ret;
 
 	if (!rec->rdma_moved)
 		return 0;
-	ret = in_netns(pod_fd, fake_dir, find_cb, &f);
+	ret = in_netns(pod_fd, find_cb, &f);
 	if (ret == -ENODEV)
 		return cni_errorf(err, CNI_ERR_DRIFT, "RDMA device %s (index %u): no longer in %s",
 				  rec->rdma_pod_name, rec->rdma_index, netns);
@@ -356,7 +350,7 @@ int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *
 
 /* ---- STATUS ---- */
 
-int sriov_rdma_status(enum sriov_rdma_mode mode, const char *fake_dir, struct cni_error *err)
+int sriov_rdma_status(enum sriov_rdma_mode mode, struct cni_error *err)
 {
 	struct rdma_sock *s;
 	bool excl;
@@ -364,7 +358,7 @@ int sriov_rdma_status(enum sriov_rdma_mode mode, const char *fake_dir, struct cn
 
 	if (mode != SRIOV_RDMA_EXCLUSIVE)
 		return 0;
-	ret = sriov_rdma_open(fake_dir, &s);
+	ret = rdma_sock_open(&s);
 	if (ret == -EPROTONOSUPPORT) {
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "rdma is \"exclusive\" but there is no RDMA "
 			   "support in this kernel (no RDMA netlink): every ADD would fail");

@@ -23,10 +23,8 @@
 
 #define SRIOV_DEFAULT_STATE_DIR	"/var/lib/cni/sriov-rdma"
 #define SRIOV_DEFAULT_SYSFS	"/sys"
-/* Test hooks: a sysfs tree modelling the NIC, the recording fake PF and fake RDMA netlink. */
+/* Test hook: a sysfs tree modelling the NIC. */
 #define SRIOV_ENV_SYSFS_ROOT	"SRIOV_RDMA_SYSFS_ROOT"
-#define SRIOV_ENV_PF_FAKE_DIR	"SRIOV_RDMA_PF_FAKE_DIR"
-#define SRIOV_ENV_RDMA_FAKE_DIR	"SRIOV_RDMA_RDMA_FAKE_DIR"
 /* How long an ADD or DEL waits for another one holding the same VF. */
 #define SRIOV_LOCK_TIMEOUT_MS	30000
 #define SRIOV_PCI_SUBDIR	"pci"
@@ -40,11 +38,9 @@ enum sriov_rdma_mode {
 	SRIOV_RDMA_OFF,
 };
 
-/* Where the plugin reads the host from: the real one, or test stand-ins. */
+/* Where the plugin reads the host from: the real one, or a test stand-in. */
 struct sriov_paths {
 	const char *sysfs_root;
-	const char *pf_fake_dir;	/* NULL: the kernel */
-	const char *rdma_fake_dir;	/* NULL: the kernel */
 };
 
 struct sriov_conf {
@@ -110,7 +106,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 const char *sriov_ipam_type(const struct cni_request *req);
 /* stateDir alone (DEL, GC and STATUS must work with a partial config). */
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
-/* SRIOV_RDMA_SYSFS_ROOT (default /sys), SRIOV_RDMA_PF_FAKE_DIR and SRIOV_RDMA_RDMA_FAKE_DIR. */
+/* SRIOV_RDMA_SYSFS_ROOT (default /sys). */
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
 /* The same for DEL and GC: a hook that fails validation is logged and ignored. */
 void sriov_env_paths_lenient(struct sriov_paths *paths);
@@ -156,8 +152,6 @@ int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char 
 			 bool *found);
 
 /* rdmadev.c */
-/* An RDMA netlink socket in the current namespace: the kernel's, or the fake in fake_dir. */
-int sriov_rdma_open(const char *fake_dir, struct rdma_sock **s);
 /*
  * Before ADD changes anything: decide what happens to the VF's RDMA device
  * under conf->rdma. *s gets the host socket when the device is to move
@@ -174,10 +168,10 @@ int sriov_rdma_to_pod(const struct sriov_conf *conf, struct rdma_sock *host_s, i
  * gone, and the kernel has returned it already) and renamed back on the host.
  * A device that is nowhere to be seen is not an error.
  */
-int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd, const char *fake_dir);
+int sriov_rdma_to_host(const struct sriov_record *rec, int pod_fd);
 /* CHECK: the moved device is in pod_fd under its recorded name (code 107 otherwise). */
 int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *netns,
-		     const char *fake_dir, struct cni_error *err);
+		     struct cni_error *err);
 /*
  * From inside pod_fd, through libibverbs (what the workload uses): -ENODEV
  * when it does not list and open the device; then, for address (when not
@@ -186,7 +180,7 @@ int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *net
 int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *address,
 			int *gid_index);
 /* STATUS: code 50 when mode is exclusive and the kernel cannot serve it. */
-int sriov_rdma_status(enum sriov_rdma_mode mode, const char *fake_dir, struct cni_error *err);
+int sriov_rdma_status(enum sriov_rdma_mode mode, struct cni_error *err);
 
 /* del.c */
 /* The attachment a record describes, as the in-use marker names it. */

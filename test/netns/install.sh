@@ -6,21 +6,33 @@
 # What operators rely on: the right files with mode 0755, a runtime that
 # executes a plugin during an upgrade never sees a partial file, a full
 # disk leaves the old binary working, and a restarted DaemonSet pod does
-# not rewrite what is already current.
+# not rewrite what is already current. And what they install is the kernel
+# path alone: the recording fakes (test/fakes/) live only in a test build
+# (-Dtest_fakes=true), which scripts/install and scripts/package refuse, so
+# this script installs from a default build of its own.
 . "$(dirname "$0")/lib.sh"
 
 INSTALL=$SOURCE_DIR/scripts/install
 INSTALL_CNI=$SOURCE_DIR/conf/deploy/install-cni.sh
 PLUGINS="pool-ipam sriov-rdma"
+# Configured by the first scripts/install below, as on a bare host: default options.
+DEFAULT_BUILD=$T_TMP/build-default
 
 mode() { stat -c %a "$1"; }
 inode() { stat -c %i "$1"; }
 leftovers() { find "$1" -name '.*' -type f | wc -l; }
+# What of the recording fakes a binary holds, one per line: their variables, their symbols.
+fakes_in() {
+	{
+		strings -a "$1" | grep -oE 'SRIOV_RDMA_(PF|RDMA)_FAKE_DIR'
+		nm "$1" 2>/dev/null | awk '{ print $NF }' | grep -iE 'fake'
+	} | sort -u | tr '\n' ' '
+}
 
 run_install() { # DIR [ARGS...]: scripts/install into DIR from this build
 	local dir=$1
 	shift
-	OUT=$("$INSTALL" --build-dir "$BUILD_DIR" --bin-dir "$dir" "$@" 2>&1)
+	OUT=$("$INSTALL" --build-dir "$DEFAULT_BUILD" --bin-dir "$dir" "$@" 2>&1)
 	RC=$?
 }
 
@@ -30,12 +42,41 @@ run_install "$bin" --prefix "$T_TMP/usr"
 t_eq "$RC" 0 "exit status ($OUT)"
 for p in $PLUGINS; do
 	t_eq "$(mode "$bin/$p")" 755 "$p mode"
-	cmp -s "$bin/$p" "$BUILD_DIR/plugins/$p/$p" || t_fail "$p differs from the build"
+	cmp -s "$bin/$p" "$DEFAULT_BUILD/plugins/$p/$p" || t_fail "$p differs from the build"
 	t_contains "$OUT" "installed $bin/$p" "$p reported"
 done
 t_eq "$(mode "$T_TMP/usr/sbin/rdma-doctor")" 755 "rdma-doctor mode"
 cmp -s "$T_TMP/usr/sbin/rdma-doctor" "$SOURCE_DIR/scripts/rdma-doctor" || t_fail "rdma-doctor differs"
 t_eq "$(leftovers "$bin")" 0 "temporary files left"
+
+t_begin "the default build holds no fake: neither variable name nor fake symbol"
+for p in $PLUGINS; do
+	t_eq "$(fakes_in "$bin/$p")" "" "fakes in the installed $p"
+done
+
+if [ "$(meson introspect --buildoptions "$BUILD_DIR" |
+	jq -r '.[] | select(.name == "test_fakes") | .value')" = true ]; then
+	t_begin "the same check finds the fakes of this test build"
+	got=$(fakes_in "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma")
+	for want in SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR pf_fake_use rdma_fake_use; do
+		t_contains "$got" "$want" "$want found"
+	done
+
+	t_begin "scripts/install and scripts/package refuse a test build"
+	OUT=$("$INSTALL" --build-dir "$BUILD_DIR" --bin-dir "$T_TMP/refused/bin" --prefix "" 2>&1)
+	[ "$?" != 0 ] || t_fail "scripts/install installed a test build"
+	t_contains "$OUT" "test build (meson -Dtest_fakes=true)" "install says why"
+	[ ! -e "$T_TMP/refused/bin/sriov-rdma" ] || t_fail "sriov-rdma installed from a test build"
+	OUT=$("$SOURCE_DIR/scripts/package" --build-dir "$BUILD_DIR" --output-dir "$T_TMP/refused" 2>&1)
+	[ "$?" != 0 ] || t_fail "scripts/package packaged a test build"
+	t_contains "$OUT" "test build (meson -Dtest_fakes=true)" "package says why"
+	[ -z "$(ls "$T_TMP/refused"/*.tar.gz 2>/dev/null)" ] || t_fail "a tarball of a test build"
+else
+	t_begin "this build is a default build: no fake in it either"
+	for p in $PLUGINS; do
+		t_eq "$(fakes_in "$BUILD_DIR/plugins/$p/$p")" "" "fakes in $p of $BUILD_DIR"
+	done
+fi
 
 t_begin "scripts/install again: each file replaced by a rename (new inode), still 0755"
 chmod 0600 "$bin/pool-ipam"
@@ -48,11 +89,11 @@ t_eq "$(leftovers "$bin")" 0 "temporary files left"
 t_not_contains "$OUT" "rdma-doctor" "--prefix '' skips the doctor"
 
 t_begin "a plugin executed during repeated installs always runs complete"
-want=$("$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" --version 2>&1)
+want=$("$DEFAULT_BUILD/plugins/sriov-rdma/sriov-rdma" --version 2>&1)
 want_rc=$?
 (
 	for _ in $(seq 10); do
-		"$INSTALL" --build-dir "$BUILD_DIR" --bin-dir "$bin" --prefix "" >/dev/null 2>&1 || exit 1
+		"$INSTALL" --build-dir "$DEFAULT_BUILD" --bin-dir "$bin" --prefix "" >/dev/null 2>&1 || exit 1
 	done
 ) &
 installer=$!
@@ -85,7 +126,7 @@ t_contains "$OUT" "not-a-dir" "names the path"
 # A fake image: the layout the Containerfile gives /usr/lib/sriov-rdma-cni.
 image=$T_TMP/image
 mkdir -p "$image"
-for p in $PLUGINS; do cp "$BUILD_DIR/plugins/$p/$p" "$image/$p"; done
+for p in $PLUGINS; do cp "$DEFAULT_BUILD/plugins/$p/$p" "$image/$p"; done
 host=$T_TMP/host/opt/cni/bin
 mkdir -p "$host"
 
@@ -122,11 +163,11 @@ t_begin "install-cni.sh on a full disk: fails, the old binary stays intact"
 small=$T_TMP/small
 mkdir -p "$small"
 # Room for the installed binaries plus 256 KiB; the new sriov-rdma is bigger.
-room=$(( ($(stat -c %s "$BUILD_DIR/plugins/pool-ipam/pool-ipam") +
-	$(stat -c %s "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma")) / 1024 + 256 ))
+room=$(( ($(stat -c %s "$DEFAULT_BUILD/plugins/pool-ipam/pool-ipam") +
+	$(stat -c %s "$DEFAULT_BUILD/plugins/sriov-rdma/sriov-rdma")) / 1024 + 256 ))
 if mount -t tmpfs -o size=${room}k tmpfs "$small"; then
 	t_defer umount "$small"
-	for p in $PLUGINS; do cp "$BUILD_DIR/plugins/$p/$p" "$small/$p" || t_fail "setup: cp $p"; done
+	for p in $PLUGINS; do cp "$DEFAULT_BUILD/plugins/$p/$p" "$small/$p" || t_fail "setup: cp $p"; done
 	old=$(sha256sum < "$small/sriov-rdma")
 	big=$T_TMP/big-image
 	mkdir -p "$big"
@@ -183,7 +224,7 @@ t_contains "$cf" "ENTRYPOINT [\"$src_default/install-cni.sh\"]" "Containerfile e
 t_begin "scripts/package: the tarball holds the binaries, conf, scripts, and installs without building"
 pkg=$T_TMP/pkg
 mkdir -p "$pkg"
-tarball=$("$SOURCE_DIR/scripts/package" --build-dir "$BUILD_DIR" --output-dir "$pkg" 2>"$T_TMP/package.err")
+tarball=$("$SOURCE_DIR/scripts/package" --build-dir "$DEFAULT_BUILD" --output-dir "$pkg" 2>"$T_TMP/package.err")
 t_eq "$?" 0 "exit status ($(cat "$T_TMP/package.err"))"
 case $tarball in "$pkg"/sriov-rdma-cni-*-"$(uname -m)".tar.gz) ;; *) t_fail "tarball path '$tarball'" ;; esac
 top=$(basename "$tarball" .tar.gz)
@@ -196,14 +237,15 @@ for f in README.md LICENSE; do
 	[ ! -f "$SOURCE_DIR/$f" ] || t_contains "$list" "$top/$f" "$f in the tarball"
 done
 first=$(sha256sum < "$tarball")
-"$SOURCE_DIR/scripts/package" --build-dir "$BUILD_DIR" --output-dir "$pkg" >/dev/null 2>&1
+"$SOURCE_DIR/scripts/package" --build-dir "$DEFAULT_BUILD" --output-dir "$pkg" >/dev/null 2>&1
 t_eq "$(sha256sum < "$tarball")" "$first" "same bytes when built twice"
 tar -xzf "$tarball" -C "$pkg"
 OUT=$("$pkg/$top/scripts/install" --bin-dir "$T_TMP/target/bin" --prefix "" 2>&1)
 t_eq "$?" 0 "install from the tarball ($OUT)"
 [ ! -e "$pkg/$top/build-install" ] || t_fail "it configured a build instead of using bin/"
 for p in $PLUGINS; do
-	cmp -s "$T_TMP/target/bin/$p" "$BUILD_DIR/plugins/$p/$p" || t_fail "$p from the tarball differs"
+	t_eq "$(fakes_in "$pkg/$top/bin/$p")" "" "fakes in the tarball's $p (the image's)"
+	cmp -s "$T_TMP/target/bin/$p" "$DEFAULT_BUILD/plugins/$p/$p" || t_fail "$p from the tarball differs"
 	t_eq "$(mode "$T_TMP/target/bin/$p")" 755 "$p mode"
 done
 

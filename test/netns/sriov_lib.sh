@@ -9,6 +9,7 @@
 
 SR_PF=0000:3b:00.0
 SR_PFNET=sr$$pf
+: "${T_TMP:?sriov_lib.sh needs lib.sh (source it from test/netns)}"
 SR_STATE=$T_TMP/state
 SR_FAKE=$T_TMP/fake
 SR_SYS=$T_TMP/sys

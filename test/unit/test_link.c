@@ -477,7 +477,7 @@ static void test_vf_kernel_transport(void)
 	struct vf_pf *pf;
 
 	CHECK_INT(veth("pf0", "pf1"), 0);
-	CHECK_INT(vf_pf_open("pf0", NULL, &pf), 0);
+	CHECK_INT(vf_pf_open("pf0", &pf), 0);
 	/* A veth has no VFs: the reply parses, VF 0 is not in it. */
 	CHECK_INT(vf_pf_get(pf, 0, &c), -ENOENT);
 	c.mask = VF_CFG_TRUST;
@@ -485,8 +485,8 @@ static void test_vf_kernel_transport(void)
 	CHECK_INT(vf_pf_set(pf, 0, &c), -EOPNOTSUPP);
 	vf_pf_close(pf);
 	/* A PF that is gone says so, at open or later: DEL tells it from a PF that fails. */
-	CHECK_INT(vf_pf_open("nopf0", NULL, &pf), -ENODEV);
-	CHECK_INT(vf_pf_open("pf0", NULL, &pf), 0);
+	CHECK_INT(vf_pf_open("nopf0", &pf), -ENODEV);
+	CHECK_INT(vf_pf_open("pf0", &pf), 0);
 	sh("ip link del pf0");
 	CHECK_INT(vf_pf_get(pf, 0, &c), -ENODEV);
 	CHECK_INT(vf_pf_set(pf, 0, &c), -ENODEV);

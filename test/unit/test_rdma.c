@@ -13,12 +13,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
 #include "check.h"
+#include "fakes.h"
 #include "rdma.h"
 
 /* A fixture: '#' lines are comments, the rest is hex. */
@@ -307,7 +309,7 @@ static void test_fake_lookup_and_mode(void)
 	bool excl = false;
 
 	fake_reset(true);
-	CHECK_INT(rdma_sock_open_fake(fake_dir, &s), 0);
+	CHECK_INT(rdma_sock_open(&s), 0);
 	if (!s)
 		return;
 	CHECK_INT(rdma_sys_get_netns_mode(s, &excl), 0);
@@ -335,7 +337,7 @@ static void test_fake_records_moves_and_renames(void)
 	int nsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 
 	fake_reset(false);
-	CHECK_INT(rdma_sock_open_fake(fake_dir, &s), 0);
+	CHECK_INT(rdma_sock_open(&s), 0);
 	if (!s || nsfd < 0)
 		goto out;
 	/* Shared mode: the kernel refuses to move any device. */
@@ -362,10 +364,67 @@ out:
 		close(nsfd);
 }
 
+#define WRITERS 8
+#define RENAMES 25
+
+/*
+ * Plugins run side by side on one fake: each of WRITERS processes renames
+ * its own device RENAMES times. Every rename must be recorded and none may
+ * undo another's (a load-change-save without the lock loses updates, and
+ * a temporary file shared between writers fails their renames).
+ */
+static void test_fake_concurrent_writers(void)
+{
+	char devs[WRITERS * 64] = "", calls[WRITERS * RENAMES * 40], want[64];
+	size_t off = 0;
+	int i, k, status, lines = 0;
+	pid_t pids[WRITERS];
+
+	fake_reset(false);
+	for (i = 0; i < WRITERS; i++)
+		off += (size_t)snprintf(devs + off, sizeof(devs) - off, "%d dev%d lo %lu\n", i + 1, i,
+					my_netns());
+	fake_file("rdma.devs", devs);
+	for (i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct rdma_sock *s;
+			char name[32];
+
+			for (k = 0; k < RENAMES; k++) {
+				snprintf(name, sizeof(name), "w%d_%d", i, k);
+				if (rdma_sock_open(&s) < 0)
+					_exit(1);
+				if (rdma_dev_rename(s, (uint32_t)i + 1, name) < 0)
+					_exit(2);
+				rdma_sock_close(s);
+			}
+			_exit(0);
+		}
+		CHECK(pids[i] > 0);
+	}
+	for (i = 0; i < WRITERS; i++) {
+		if (pids[i] <= 0)
+			continue;
+		CHECK_INT(waitpid(pids[i], &status, 0), pids[i]);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	fake_read("rdma.devs", devs, sizeof(devs));
+	for (i = 0; i < WRITERS; i++) {
+		snprintf(want, sizeof(want), "%d w%d_%d lo", i + 1, i, RENAMES - 1);
+		CHECK_HAS(devs, want);
+	}
+	fake_read("rdma.calls", calls, sizeof(calls));
+	for (off = 0; calls[off]; off++)
+		lines += calls[off] == '\n';
+	CHECK_INT(lines, WRITERS * RENAMES);
+}
+
 int main(void)
 {
 	char path[256];
-	const char *const files[] = { "rdma.devs", "rdma.mode", "rdma.calls", "rdma.fail-netns" };
+	const char *const files[] = { "rdma.devs", "rdma.mode", "rdma.calls", "rdma.fail-netns",
+				      "rdma.lock" };
 	size_t i;
 
 	RUN(test_sys_reply_says_shared);
@@ -382,8 +441,11 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	rdma_fake_use(fake_dir);
 	RUN(test_fake_lookup_and_mode);
 	RUN(test_fake_records_moves_and_renames);
+	RUN(test_fake_concurrent_writers);
+	rdma_fake_use(NULL);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", fake_dir, files[i]);
 		unlink(path);

@@ -15,7 +15,15 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "check.h"
+#include "fakes.h"
 #include "vf.h"
+
+/* vf_pf_open on the recording fake in dir (NULL: the kernel). */
+static int pf_open(const char *name, const char *dir, struct vf_pf **pf)
+{
+	pf_fake_use(dir);
+	return vf_pf_open(name, pf);
+}
 
 #define PF_BDF	"0000:3b:00.0"
 #define PF	"enp59s0f0np0"
@@ -217,7 +225,7 @@ static void test_pf_defaults(void)
 	struct vf_pf *pf;
 
 	fake_reset();
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	CHECK_INT(vf_pf_get(pf, 3, &c), 0);
 	CHECK_INT(c.mask, VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
 		  VF_CFG_LINK_STATE | VF_CFG_RATE);
@@ -247,7 +255,7 @@ static void test_pf_set_roundtrip(void)
 
 	memcpy(in.mac, mac, 6);
 	fake_reset();
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
 	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
 	CHECK(!memcmp(out.mac, mac, 6));
@@ -294,7 +302,7 @@ static void test_pf_set_nothing(void)
 	struct vf_pf *pf;
 
 	fake_reset();
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
 	/* Out-of-range values are refused before anything is sent. */
 	in.mask = VF_CFG_MAC | VF_CFG_VLAN;
@@ -324,7 +332,7 @@ static void test_pf_failures(void)
 
 	fake_reset();
 	CHECK_INT(put_file(failfile, "fail trust EPERM\n"), 0);
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	/* Stops at the failing field: link state is never sent. */
 	CHECK_INT(vf_pf_set(pf, 3, &in), -EPERM);
 	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
@@ -358,10 +366,10 @@ static void test_pf_names(void)
 {
 	struct vf_pf *pf;
 
-	CHECK_INT(vf_pf_open("../x", tmp, &pf), -EINVAL);
-	CHECK_INT(vf_pf_open("a/b", tmp, &pf), -EINVAL);
-	CHECK_INT(vf_pf_open("", tmp, &pf), -EINVAL);
-	CHECK_INT(vf_pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
+	CHECK_INT(pf_open("../x", tmp, &pf), -EINVAL);
+	CHECK_INT(pf_open("a/b", tmp, &pf), -EINVAL);
+	CHECK_INT(pf_open("", tmp, &pf), -EINVAL);
+	CHECK_INT(pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
 }
 
 /* A recorded VF's PF vanishes: every request answers ENODEV, as the kernel's. */
@@ -374,15 +382,15 @@ static void test_pf_gone(void)
 	fake_reset();
 	snprintf(vfs, sizeof(vfs), "%s/" PF ".vfs", fakedir);
 	snprintf(saved, sizeof(saved), "%s/saved.vfs", tmp);
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	CHECK_INT(rename(vfs, saved), 0);
 	CHECK_INT(vf_pf_set(pf, 3, &c), -ENODEV);
 	CHECK_INT(vf_pf_get(pf, 3, &c), -ENODEV);
 	vf_pf_close(pf);
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), -ENODEV);
+	CHECK_INT(pf_open(PF, fakedir, &pf), -ENODEV);
 	CHECK_INT(rename(saved, vfs), 0);
 	/* The kernel's PF: a netdev that does not exist is gone, not an error. */
-	CHECK_INT(vf_pf_open("nosuchpf0", NULL, &pf), -ENODEV);
+	CHECK_INT(pf_open("nosuchpf0", NULL, &pf), -ENODEV);
 }
 
 /*
@@ -399,7 +407,7 @@ static void par_writer(int vf)
 	struct vf_pf *pf;
 	int i;
 
-	if (vf_pf_open(PF, fakedir, &pf) < 0)
+	if (pf_open(PF, fakedir, &pf) < 0)
 		_exit(2);
 	for (i = 1; i <= PAR_ROUNDS; i++) {
 		c.vlan = i;
@@ -429,7 +437,7 @@ static void test_pf_parallel_writers(void)
 			failed++;
 	}
 	CHECK_INT(failed, 0);
-	CHECK_INT(vf_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
 	for (i = 0; i < PAR_WRITERS; i++) {
 		CHECK_INT(vf_pf_get(pf, i, &got), 0);
 		CHECK_INT(got.vlan, PAR_ROUNDS);

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fakes: recording stand-ins for the kernel, for the test build of the
+ * plugins (meson -Dtest_fakes=true) and the unit tests; never in the
+ * default build, scripts/install, scripts/package or the image.
+ *
+ * Linked into a plugin, each registers itself before main() when its
+ * variable names a directory: SRIOV_RDMA_PF_FAKE_DIR for the PF (VF
+ * properties, see pf_fake.c), SRIOV_RDMA_RDMA_FAKE_DIR for RDMA netlink
+ * (see rdma_fake.c). Unset, the plugin talks to the kernel as the default
+ * build does.
+ *
+ * Several processes may use one fake directory at once, and be killed at
+ * any instant: each fake changes its state under a flock of a lock file of
+ * its own and replaces a file only through a temporary of a unique name
+ * and a rename.
+ */
+#ifndef FAKES_H
+#define FAKES_H
+
+#define PF_FAKE_ENV	"SRIOV_RDMA_PF_FAKE_DIR"
+#define RDMA_FAKE_ENV	"SRIOV_RDMA_RDMA_FAKE_DIR"
+
+/* Route the PF requests of the PFs opened from now on to the fake in dir (NULL: the kernel). */
+void pf_fake_use(const char *dir);
+/* Route the RDMA sockets opened from now on to the fake in dir (NULL: the kernel). */
+void rdma_fake_use(const char *dir);
+
+#endif
