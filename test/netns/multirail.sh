@@ -189,6 +189,27 @@ t_eq "$(sr_pod_link "$pod" net1)" "" "no netdev left in the pod"
 t_eq "$(sr_state_files)" "" "no record after the failed ADD"
 rm -rf "$T_TMP/hl0"
 
+t_begin "multiRail, dual stack: an IPv6 address gets its rule and table too"
+sr_setup 1
+pod=$(t_netns)
+POOL6="{\"type\": \"pool-ipam\", \"dataDir\": \"$T_TMP/pool6\",
+  \"ranges\": [[{\"subnet\": \"10.72.0.0/24\", \"gateway\": \"10.72.0.1\"}],
+               [{\"subnet\": \"fd72::/64\", \"gateway\": \"fd72::1\"}]],
+  \"routes\": [{\"dst\": \"fd80::/16\"}]}"
+sr_conflist "$T_TMP/d.conflist" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"multiRail\": true" "$POOL6"
+t_cnitool add "$T_TMP/d.conflist" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=d1
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+a6=$(t_jq '.ips[] | select(.address | contains(":")) | .address' | cut -d/ -f1)
+t_contains "$(ip -n "$(basename "$pod")" -6 rule show)" "from $a6 lookup 100" "IPv6 rule in table 100"
+rt6=$(ip -n "$(basename "$pod")" -6 route show table 100)
+t_contains "$rt6" "default via fd72::1 dev net1" "IPv6 default via the rail's gateway"
+t_contains "$rt6" "fd72::/64 dev net1" "IPv6 subnet route"
+t_contains "$rt6" "fd80::/16 via fd72::1 dev net1" "IPv6 result route via the range's gateway"
+t_contains "$(ip -n "$(basename "$pod")" -4 rule show)" "lookup 100" "IPv4 rule in the same table"
+t_cnitool del "$T_TMP/d.conflist" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=d1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_not_contains "$(ip -n "$(basename "$pod")" -6 rule show)" "$a6" "IPv6 rule removed"
+
 for n in 2 4; do
 	t_begin "$n-rail pod with multiRail: each remote reaches its rail and gets replies by it; ARP per rail"
 	sr_setup "$n" && fabric "$n" || t_fail "fabric setup"
