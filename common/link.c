@@ -30,6 +30,8 @@
 #include <netlink/route/link.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/route.h>
+#include <netlink/route/rule.h>
+#include <linux/fib_rules.h>
 #include "link.h"
 #include "netns.h"
 
@@ -835,4 +837,126 @@ void link_mac_format(const uint8_t mac[6], char out[18])
 {
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x",
 		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+/* ---- policy routing rules ---- */
+
+/* "10.1.0.5/24" -> the host address 10.1.0.5/32, what a "from" rule matches. */
+static int parse_host(const char *cidr, struct nl_addr **a)
+{
+	int ret = parse_cidr(cidr, a);
+
+	if (ret < 0)
+		return ret;
+	nl_addr_set_prefixlen(*a, nl_addr_get_family(*a) == AF_INET ? 32 : 128);
+	return 0;
+}
+
+static struct rtnl_rule *from_rule(struct nl_addr *src, uint32_t table)
+{
+	struct rtnl_rule *r = rtnl_rule_alloc();
+
+	if (!r)
+		return NULL;
+	rtnl_rule_set_family(r, nl_addr_get_family(src));
+	if (rtnl_rule_set_src(r, src) < 0) {
+		rtnl_rule_put(r);
+		return NULL;
+	}
+	rtnl_rule_set_table(r, table);
+	rtnl_rule_set_action(r, FR_ACT_TO_TBL);
+	return r;
+}
+
+int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
+{
+	struct rtnl_rule *r;
+	struct nl_addr *src;
+	bool has;
+	int ret;
+
+	ret = link_rule_has(ls, cidr, table, &has);
+	if (ret < 0 || has)
+		return ret;
+	ret = parse_host(cidr, &src);
+	if (ret < 0)
+		return ret;
+	r = from_rule(src, table);
+	ret = r ? nle_errno(rtnl_rule_add(ls->nl, r, NLM_F_CREATE | NLM_F_EXCL)) : -ENOMEM;
+	if (ret == -EEXIST)
+		ret = 0;
+	rtnl_rule_put(r);
+	nl_addr_put(src);
+	return ret;
+}
+
+/* Every rule matching `from` cidr's address (any table when table is 0). */
+static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bool del, bool *has)
+{
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
+	struct nl_addr *src;
+	int ret;
+
+	*has = false;
+	ret = parse_host(cidr, &src);
+	if (ret < 0)
+		return ret;
+	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, nl_addr_get_family(src), &cache));
+	if (ret < 0)
+		goto out;
+	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+		struct rtnl_rule *r = (struct rtnl_rule *)o;
+		struct nl_addr *rs = rtnl_rule_get_src(r);
+
+		if (!rs || nl_addr_cmp(rs, src) || (table && rtnl_rule_get_table(r) != table))
+			continue;
+		*has = true;
+		if (del && (ret = nle_errno(rtnl_rule_delete(ls->nl, r, 0))) < 0 && ret != -ENOENT)
+			break;
+		ret = 0;
+	}
+out:
+	nl_cache_free(cache);
+	nl_addr_put(src);
+	return ret;
+}
+
+int link_rule_has(struct link_sock *ls, const char *cidr, uint32_t table, bool *has)
+{
+	return rules_from(ls, cidr, table, false, has);
+}
+
+int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table)
+{
+	bool had;
+
+	return rules_from(ls, cidr, table, true, &had);
+}
+
+int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
+{
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
+	uint32_t t;
+	bool used;
+	int ret;
+
+	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, AF_UNSPEC, &cache));
+	if (ret < 0)
+		return ret;
+	/* 252-255 are the kernel's own (compat, default, main, local). */
+	for (t = first ? first : 1, used = true; used && t - first < 4096; t++) {
+		if (t >= RT_TABLE_COMPAT && t <= RT_TABLE_LOCAL)
+			continue;
+		used = false;
+		for (o = nl_cache_get_first(cache); o && !used; o = nl_cache_get_next(o))
+			used = rtnl_rule_get_table((struct rtnl_rule *)o) == t;
+	}
+	nl_cache_free(cache);
+	if (used)
+		return -ENOSPC;
+	t--;
+	*table = t;
+	return 0;
 }

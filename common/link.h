@@ -72,6 +72,18 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt
 int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has);
 
 /*
+ * Policy routing: "from <cidr's address> lookup <table>" rules (the prefix
+ * length of cidr is ignored: a rule matches the one address). Add is
+ * idempotent; del removes every such rule pointing at table (0: any).
+ * link_rule_free_table: the first table from `first` no rule of the
+ * namespace points at, as sbr picks it.
+ */
+int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table);
+int link_rule_has(struct link_sock *ls, const char *cidr, uint32_t table, bool *has);
+int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table);
+int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table);
+
+/*
  * Per-interface sysctl of the *current* namespace, e.g.
  * link_sysctl_set("ipv4", "net1", "arp_notify", "1"): /proc/sys/net is
  * resolved against the namespace of whoever opens it, so call it after

@@ -34,6 +34,7 @@ struct add_ctx {
 	struct sriov_record rec;
 	struct cni_result ipam;
 	struct cni_result prev;		/* prevResult of the chain, or empty */
+	struct sriov_rail rail;		/* what the sysctl and routing steps changed */
 };
 
 struct add_step {
@@ -331,8 +332,10 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		log_info("VF %s is bound to %s (DPDK): no netdev to move", c->vf.bdf, c->vf.driver);
 		return 0;
 	}
+	c->rail.held_down = sriov_rail_hold_down(&c->conf);
 	ret = sriov_netdev_to_pod(&c->host_li, c->pod_fd, ifname,
-				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu, &pod_li);
+				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
+				  !c->rail.held_down, &pod_li);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
 				  "CNI_IFNAME %s: already exists in %s; the VF stays on the host as %s",
@@ -358,6 +361,33 @@ static void netdev_undo(struct add_ctx *c)
 	if (ret < 0 || !found)
 		log_error("VF %s: cannot return %s to the host: %s", c->vf.bdf, c->rec.host_ifname,
 			  ret < 0 ? strerror(-ret) : "not found");
+}
+
+/* ---- multiRail and the config's sysctls, in the pod ---- */
+
+static int sysctl_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (c->vf.dpdk || !sriov_rail_hold_down(&c->conf))
+		return 0;
+	return sriov_rail_sysctls(&c->conf, c->pod_fd, c->req->env.ifname, &c->rail, err);
+}
+
+static void sysctl_undo(struct add_ctx *c)
+{
+	sriov_rail_sysctls_undo(&c->conf, c->pod_fd, &c->rail);
+}
+
+static int routing_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (c->vf.dpdk)
+		return 0;
+	return sriov_rail_routing(&c->conf, c->pod_fd, c->req->env.ifname, &c->ipam, &c->rail,
+				  err);
+}
+
+static void routing_undo(struct add_ctx *c)
+{
+	sriov_rail_routing_undo(c->pod_fd, &c->rail);
 }
 
 /* ---- IPAM ---- */
@@ -514,8 +544,10 @@ static const struct add_step add_steps[] = {
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
 	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
+	{ "sysctl",	sysctl_run,	sysctl_undo },
 	{ "ipam",	ipam_run,	ipam_undo },
 	{ "address",	addr_run,	NULL },
+	{ "routing",	routing_run,	routing_undo },
 	{ "devinfo",	devinfo_run,	devinfo_undo },
 	{ "commit",	commit_run,	NULL },
 };

@@ -194,6 +194,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		if (!found)
 			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 				 rec->bdf, rec->ifname);
+		sriov_rail_release(rec, pod_fd);
 	}
 	if (locked) {
 		ret = vf_claim_clear(claim, &me);

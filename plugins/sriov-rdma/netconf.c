@@ -21,7 +21,8 @@ static const char *const known_keys[] = {
 	"cniVersion", "cniVersions", "name", "type", "ipam", "dns", "args", "runtimeConfig",
 	"prevResult", "capabilities", "deviceID", "pciBusID", "vlan", "vlanQoS", "vlanProto",
 	"mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "mtu",
-	"rdma", "rdmaName", "stateDir", "logLevel", "logFile", NULL,
+	"rdma", "rdmaName", "stateDir", "logLevel", "logFile",
+	"multiRail", "routeTable", "sysctl", NULL,
 };
 
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
@@ -412,6 +413,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	    parse_vf_props(req, conf, err) ||
 	    parse_ipam(req, conf, err) ||
 	    parse_rdma(req, conf, err) ||
+	    sriov_rail_parse(req, conf, err) ||
 	    sriov_state_dir(req, &conf->state_dir, err))
 		return -EINVAL;
 	/* 68: the IPv4 minimum (RFC 791); 65535: the largest any netdev takes. */

@@ -31,6 +31,18 @@
 /* How long ADD waits for the kernel to put the pod's address into the GID table. */
 #define SRIOV_GID_WAIT_MS	2000
 
+/* The pod's sysctls: "sysctl" entries of the config, at most this many. */
+#define SRIOV_MAX_SYSCTLS	32
+/* Test hook: a proc tree standing in for /proc (sysctls). */
+#define SRIOV_ENV_PROC_ROOT	"SRIOV_RDMA_PROC_ROOT"
+/* sbr's choice: policy routing tables are taken from here up. */
+#define SRIOV_FIRST_ROUTE_TABLE	100
+
+struct sriov_sysctl {
+	const char *name;		/* "net.ipv4.conf.net1.arp_ignore" */
+	const char *value;
+};
+
 /* The config's "rdma". */
 enum sriov_rdma_mode {
 	SRIOV_RDMA_AUTO = 0,
@@ -57,6 +69,23 @@ struct sriov_conf {
 	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile, resolved, or NULL */
 	char devinfo_buf[PATH_MAX];
 	const char *ipam_type;		/* NULL: no IPAM */
+	/* rail.c: multi-rail settings and the pod's sysctls. */
+	bool multi_rail;
+	uint32_t route_table;		/* routeTable, 0: the first free from 100 */
+	int n_sysctls;
+	struct sriov_sysctl sysctls[SRIOV_MAX_SYSCTLS];
+	const char *proc_root;
+};
+
+/* What ADD's rail steps changed in the pod, for their undo. */
+struct sriov_rail {
+	int n_saved;			/* namespace-wide values overwritten, oldest first */
+	char saved_name[SRIOV_MAX_SYSCTLS + 1][128];
+	char saved_value[SRIOV_MAX_SYSCTLS + 1][64];
+	bool held_down;			/* the netdev arrived down, for the sysctls */
+	uint32_t table;			/* 0: no policy routing */
+	int n_rules;
+	char rules[CNI_MAX_IPS][64];	/* the addresses given a rule */
 };
 
 /*
@@ -118,6 +147,32 @@ int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,
 /* logLevel and logFile. */
 int sriov_log_setup(const struct cni_request *req, struct cni_error *err);
 
+/* rail.c */
+/* multiRail, routeTable, sysctl and the proc root (code 7 naming the key). */
+int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
+		     struct cni_error *err);
+/* Does the netdev have to arrive down, so sysctls are set before it comes up? */
+bool sriov_rail_hold_down(const struct sriov_conf *conf);
+/*
+ * In the pod, on ifname, before link-up: the multi-rail ARP and reverse-path
+ * settings, then the config's sysctls, then the link up if it was held down.
+ */
+int sriov_rail_sysctls(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+		       struct sriov_rail *st, struct cni_error *err);
+/* Put back the namespace-wide values sriov_rail_sysctls overwrote. */
+void sriov_rail_sysctls_undo(const struct sriov_conf *conf, int pod_fd, struct sriov_rail *st);
+/* multiRail: a table for ifname and a "from" rule per address of ipam. */
+int sriov_rail_routing(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+		       const struct cni_result *ipam, struct sriov_rail *st,
+		       struct cni_error *err);
+void sriov_rail_routing_undo(int pod_fd, struct sriov_rail *st);
+/*
+ * DEL, once the netdev has left the pod (pod_fd -1: the pod is gone): the
+ * "from" rules of the recorded addresses, which outlive the netdev and its
+ * table's routes. Best effort: never fails.
+ */
+void sriov_rail_release(const struct sriov_record *rec, int pod_fd);
+
 /* record.c */
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
 int sriov_record_write(int dirfd, const struct sriov_record *rec);
@@ -135,13 +190,14 @@ int sriov_devinfo_remove(const char *path, const char *bdf);
 
 /* vfnet.c */
 /*
- * Move the host netdev `orig` into pod_fd as `ifname`, up, with MAC and MTU
+ * Move the host netdev `orig` into pod_fd as `ifname`, up (or down, for
+ * settings that must precede link-up), with MAC and MTU
  * when mac / mtu > 0 are given, its altnames dropped; *pod_li is what the
  * pod then sees. On failure the netdev is back on the host as it was.
  * -EEXIST: ifname is taken in the pod.
  */
 int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
-			const uint8_t *mac, int mtu, struct link_info *pod_li);
+			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li);
 /*
  * Bring the VF netdev home under its recorded name, MAC, MTU and up state,
  * wherever it is: in pod_fd (-1: the pod is gone) as rec->ifname, or on the

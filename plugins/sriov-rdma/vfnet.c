@@ -94,10 +94,10 @@ static int find_moved(struct link_sock *ls, const char *new, const char *old, bo
 }
 
 int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
-			const uint8_t *mac, int mtu, struct link_info *pod_li)
+			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li)
 {
 	struct link_sock *host_ls = NULL, *pod_ls = NULL;
-	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = true };
+	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = up };
 	struct link_shape back = { .name = orig->name, .mac = orig->mac, .mtu = orig->mtu,
 				   .up = orig->up };
 	int host_fd = -1, idx, ret, undo;

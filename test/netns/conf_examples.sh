@@ -64,6 +64,7 @@ sandboxed() { # plugin-config-json
 		| (if .ipam then .ipam.dataDir = $t + "/pool-ipam" | del(.ipam.logFile) | del(.ipam.resolvConf) else . end)'
 }
 
+IN_NAD=0
 RF=$T_TMP/rdma-fake
 sr_setup 1 || { echo "cannot set up the stand-in VF"; exit 1; }
 mkdir -p "$RF" "$T_TMP/devinfo"
@@ -71,15 +72,25 @@ echo exclusive > "$RF/rdma.mode"
 
 # As Multus runs a NAD: libcni passes runtimeConfig only for declared capabilities.
 check_sriov_multus() { # label conf
-	local conf list=$T_TMP/multus.conflist pod orig di=$T_TMP/devinfo/$N.json
-	t_begin "$1: declares the capabilities Multus fills"
-	t_eq "$(printf '%s' "$2" | jq -c '.capabilities // {} | [.CNIDeviceInfoFile, .deviceID, .mac, .ips]')" \
-		'[true,true,true,true]' "capabilities CNIDeviceInfoFile, deviceID, mac, ips"
-	t_begin "$1: ADD, CHECK, DEL through libcni with Multus's capability arguments"
+	local conf list=$T_TMP/multus.conflist pod orig di=$T_TMP/devinfo/$N.json direct=0
+	# A config file for a direct call (a DRA driver's single config, where the
+	# driver puts deviceID at the top level; cnitool) declares nothing. A NAD
+	# must declare the capabilities.
+	if [ "$IN_NAD" = 0 ] && printf '%s' "$2" | jq -e 'has("capabilities") | not' >/dev/null; then
+		direct=1
+		t_begin "$1: a direct-call config: ADD, CHECK, DEL through libcni as it is"
+	else
+		t_begin "$1: declares the capabilities Multus fills"
+		t_eq "$(printf '%s' "$2" | jq -c '.capabilities // {} | [.CNIDeviceInfoFile, .deviceID, .mac, .ips]')" \
+			'[true,true,true,true]' "capabilities CNIDeviceInfoFile, deviceID, mac, ips"
+		t_begin "$1: ADD, CHECK, DEL through libcni with Multus's capability arguments"
+	fi
 	echo "3 mlx5_2 $(sr_net 0) $(stat -L -c %i /proc/self/ns/net)" > "$RF/rdma.devs"
 	orig=$(sr_host_link "$(sr_net 0)")
 	pod=$(t_netns)
-	conf=$(sandboxed "$2" | jq -c --arg p "$T_TMP/mpool-$N" 'del(.deviceID) | del(.pciBusID)
+	conf=$(sandboxed "$2" | jq -c --arg p "$T_TMP/mpool-$N" --arg d "$(sr_vf 0)" --argjson direct $direct '
+		(if $direct == 1 then .deviceID = $d else del(.deviceID) | del(.pciBusID) end)
+		| del(.runtimeConfig)
 		| .ipam = {type: "pool-ipam", subnet: "10.230.0.0/24", dataDir: $p}')
 	printf '%s' "$conf" | jq -c '{cniVersion: (if .cniVersion == "1.1.0" then "1.0.0" else .cniVersion end),
 		name: .name, plugins: [del(.cniVersion) | del(.name)]}' > "$list"
@@ -88,7 +99,8 @@ check_sriov_multus() { # label conf
 		CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
 		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
 	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)" || return
-	t_eq "$(jq -r '.pci["pci-address"]' "$di" 2>/dev/null)" "$(sr_vf 0)" "the device-info file names the VF"
+	[ $direct = 1 ] ||
+		t_eq "$(jq -r '.pci["pci-address"]' "$di" 2>/dev/null)" "$(sr_vf 0)" "the device-info file names the VF"
 	# CHECK exists from 0.4.0 on: libcni refuses it for older configs.
 	if [ "$(printf '%s\n' "$(jq -r .cniVersion "$list")" 0.4.0 | sort -V | head -n 1)" = 0.4.0 ]; then
 		t_cnitool check "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
@@ -230,7 +242,9 @@ check_nad_file() { # file
 			t_begin "$label: names the device-plugin resource of its VFs"
 			[ "$res" != - ] || t_fail "no k8s.v1.cni.cncf.io/resourceName annotation: Multus will not pass a deviceID"
 		fi
+		IN_NAD=1
 		check_config "$label" "$json"
+		IN_NAD=0
 	done < <(nad_split "$f" "$out")
 }
 

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One rail of a multi-rail pod, done by this plugin alone: what the tuning
+ * and sbr plugins add in a chain, for callers that run a single plugin
+ * config (dra-driver-sriov's standalone mode cannot chain).
+ *
+ * With several interfaces, Linux answers ARP for any of the pod's addresses
+ * on any interface (arp_ignore=0) and routes replies by the main table, so
+ * traffic that came in on rail B leaves through rail A and the fabric drops
+ * it. multiRail makes each interface answer for its own addresses only and
+ * sends what comes from an address out through the interface that owns it.
+ * The kernel resets per-interface sysctls when a netdev changes namespace,
+ * so they are set in the pod, after the move and before the link comes up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include "conf.h"
+#include "link.h"
+#include "log.h"
+#include "sysctl.h"
+#include "sriov.h"
+
+/*
+ * arp_ignore=1: answer ARP only for addresses of the interface asked on.
+ * arp_announce=2: ARP requests carry the outgoing interface's own address.
+ * arp_filter=1: answer only when the reply would leave by this interface.
+ * rp_filter=0: with source routing, replies to a peer may leave by another
+ * interface than the route to it in main, which strict checking drops.
+ * accept_local=1: rails on one fabric see each other's pod addresses as
+ * sources. IPv6 needs none of these: neighbour discovery answers only for
+ * the addresses of the interface asked on, and it has no rp_filter.
+ */
+static const struct { const char *key, *value; } rail_keys[] = {
+	{ "arp_ignore", "1" },
+	{ "arp_announce", "2" },
+	{ "arp_filter", "1" },
+	{ "rp_filter", "0" },
+	{ "accept_local", "1" },
+};
+
+static int parse_sysctls(const struct cni_request *req, struct sriov_conf *conf,
+			 struct cni_error *err)
+{
+	const cJSON *obj, *it;
+	char why[256];
+
+	if (conf_object(req->conf, "", "sysctl", &obj, err))
+		return -EINVAL;
+	if (!obj)
+		return 0;
+	if (!cJSON_IsObject(obj))
+		return conf_invalid(err, "sysctl: must be an object of \"net.<...>\": \"<value>\"");
+	cJSON_ArrayForEach(it, obj) {
+		if (conf->n_sysctls == SRIOV_MAX_SYSCTLS)
+			return conf_invalid(err, "sysctl: more than %d entries", SRIOV_MAX_SYSCTLS);
+		if (sysctl_name_check(it->string, req->env.ifname, why, sizeof(why)) < 0)
+			return conf_invalid(err, "sysctl \"%s\": %s", it->string, why);
+		if (!cJSON_IsString(it))
+			return conf_invalid(err, "sysctl \"%s\": the value must be a string, "
+					    "e.g. \"1\"", it->string);
+		if (sysctl_value_check(it->valuestring) < 0)
+			return conf_invalid(err, "sysctl \"%s\": value \"%s\" must be 1 to %d "
+					    "printable characters", it->string, it->valuestring,
+					    SYSCTL_VALUE_MAX);
+		conf->sysctls[conf->n_sysctls].name = it->string;
+		conf->sysctls[conf->n_sysctls++].value = it->valuestring;
+	}
+	return 0;
+}
+
+int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
+		     struct cni_error *err)
+{
+	long long table = 0;
+	bool has_table = false, present = false;
+	const char *root = getenv(SRIOV_ENV_PROC_ROOT);
+
+	conf->proc_root = root && root[0] ? root : SYSCTL_DEFAULT_PROC_ROOT;
+	if (!cni_valid_abs_path(conf->proc_root)) {
+		cni_errorf(err, CNI_ERR_INVALID_ENV, "%s: \"%s\" must be an absolute path "
+			   "without \"..\"", SRIOV_ENV_PROC_ROOT, conf->proc_root);
+		return -EINVAL;
+	}
+	if (conf_bool(req->conf, "", "multiRail", &conf->multi_rail, &present, err) ||
+	    conf_int(req->conf, "", "routeTable", 1, UINT32_MAX, &table, &has_table, err) ||
+	    parse_sysctls(req, conf, err))
+		return -EINVAL;
+	if (has_table && table >= RT_TABLE_COMPAT && table <= RT_TABLE_LOCAL)
+		return conf_invalid(err, "routeTable: %lld is one of the kernel's own tables "
+				    "(252 to 255); choose another, e.g. 100", table);
+	if (has_table && !conf->multi_rail)
+		return conf_invalid(err, "routeTable: %lld is for multiRail's policy routing; "
+				    "set \"multiRail\": true or drop routeTable", table);
+	conf->route_table = (uint32_t)table;
+	return 0;
+}
+
+bool sriov_rail_hold_down(const struct sriov_conf *conf)
+{
+	return conf->multi_rail || conf->n_sysctls > 0;
+}
+
+/* Per-interface values leave with the netdev; anything else is the pod's and is put back on undo. */
+static bool pod_wide(const char *name, const char *ifname)
+{
+	char own[64];
+
+	snprintf(own, sizeof(own), ".conf.%s.", ifname);
+	if (strstr(name, own))
+		return false;
+	snprintf(own, sizeof(own), ".neigh.%s.", ifname);
+	return !strstr(name, own);
+}
+
+static int set_one(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+		   const char *name, const char *value, struct sriov_rail *st)
+{
+	char old[64];
+	int ret, i;
+
+	if (pod_wide(name, ifname) && st->n_saved < SRIOV_MAX_SYSCTLS + 1 &&
+	    sysctl_read_in(pod_fd, conf->proc_root, name, old, sizeof(old)) == 0) {
+		for (i = 0; i < st->n_saved && strcmp(st->saved_name[i], name); i++)
+			;
+		if (i == st->n_saved) {
+			snprintf(st->saved_name[i], sizeof(st->saved_name[i]), "%s", name);
+			snprintf(st->saved_value[i], sizeof(st->saved_value[i]), "%s", old);
+			st->n_saved++;
+		}
+	}
+	ret = sysctl_write_in(pod_fd, conf->proc_root, name, value);
+	if (ret == 0)
+		log_debug("sysctl %s = %s in the pod", name, value);
+	return ret;
+}
+
+/*
+ * The kernel takes the larger of all.rp_filter and the interface's: ours at
+ * 0 only counts when the pod's "all" is 0 too. A new namespace starts with
+ * 0, but a runtime or an earlier plugin may have raised it.
+ */
+static int rp_filter_all(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+			 struct sriov_rail *st)
+{
+	const char *all = "net.ipv4.conf.all.rp_filter";
+	char v[64];
+	int ret = sysctl_read_in(pod_fd, conf->proc_root, all, v, sizeof(v));
+
+	if (ret < 0 || !strcmp(v, "0"))
+		return ret;
+	log_info("%s is %s in the pod: setting it to 0, so rp_filter=0 on %s counts", all, v,
+		 ifname);
+	return set_one(conf, pod_fd, ifname, all, "0", st);
+}
+
+int sriov_rail_sysctls(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+		       struct sriov_rail *st, struct cni_error *err)
+{
+	struct link_sock *ls = NULL;
+	struct link_info li;
+	char name[128];
+	size_t i;
+	int k, ret = 0;
+
+	for (i = 0; conf->multi_rail && i < sizeof(rail_keys) / sizeof(rail_keys[0]); i++) {
+		snprintf(name, sizeof(name), "net.ipv4.conf.%s.%s", ifname, rail_keys[i].key);
+		ret = set_one(conf, pod_fd, ifname, name, rail_keys[i].value, st);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: %s = %s in the pod: %s",
+					  name, rail_keys[i].value, strerror(-ret));
+	}
+	if (conf->multi_rail && (ret = rp_filter_all(conf, pod_fd, ifname, st)) < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: net.ipv4.conf.all.rp_filter "
+				  "in the pod: %s", strerror(-ret));
+	/* After multiRail's values, so the config can override any of them. */
+	for (k = 0; k < conf->n_sysctls; k++) {
+		ret = set_one(conf, pod_fd, ifname, conf->sysctls[k].name, conf->sysctls[k].value, st);
+		if (ret == -ENOENT)
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "sysctl \"%s\": no such "
+					  "parameter in the pod's namespace; check the name",
+					  conf->sysctls[k].name);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "sysctl \"%s\": cannot set "
+					  "\"%s\" in the pod: %s", conf->sysctls[k].name,
+					  conf->sysctls[k].value, strerror(-ret));
+	}
+	if (!st->held_down)
+		return 0;
+	ret = link_sock_open_in(pod_fd, &ls);
+	if (ret == 0)
+		ret = link_get_by_name(ls, ifname, &li);
+	if (ret == 0)
+		ret = link_set_up(ls, li.ifindex, true);
+	link_sock_close(ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in the pod: cannot bring it up: %s",
+				  ifname, strerror(-ret));
+	return 0;
+}
+
+void sriov_rail_sysctls_undo(const struct sriov_conf *conf, int pod_fd, struct sriov_rail *st)
+{
+	int i, ret;
+
+	for (i = st->n_saved - 1; i >= 0; i--) {
+		ret = sysctl_write_in(pod_fd, conf->proc_root, st->saved_name[i], st->saved_value[i]);
+		if (ret < 0)
+			log_warn("cannot put %s back to %s in the pod: %s", st->saved_name[i],
+				 st->saved_value[i], strerror(-ret));
+	}
+	st->n_saved = 0;
+}
+
+/* "10.1.0.5/24" -> "10.1.0.0/24"; *v4 tells the family. */
+static int subnet_of(const char *cidr, char *out, size_t len, bool *v4)
+{
+	unsigned char b[16];
+	char ip[64], txt[INET6_ADDRSTRLEN];
+	const char *slash = strchr(cidr, '/');
+	int plen, fam, bits, i;
+
+	if (!slash || (size_t)(slash - cidr) >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, cidr, (size_t)(slash - cidr));
+	ip[slash - cidr] = '\0';
+	plen = atoi(slash + 1);
+	fam = strchr(ip, ':') ? AF_INET6 : AF_INET;
+	bits = fam == AF_INET ? 32 : 128;
+	if (plen < 0 || plen > bits || inet_pton(fam, ip, b) != 1)
+		return -EINVAL;
+	for (i = 0; i < bits / 8; i++) {
+		int keep = plen - i * 8;
+
+		if (keep <= 0)
+			b[i] = 0;
+		else if (keep < 8)
+			b[i] &= (unsigned char)(0xff << (8 - keep));
+	}
+	if (!inet_ntop(fam, b, txt, sizeof(txt)))
+		return -EINVAL;
+	snprintf(out, len, "%s/%d", txt, plen);
+	*v4 = fam == AF_INET;
+	return 0;
+}
+
+static int table_routes(struct link_sock *ls, int ifindex, uint32_t table,
+			const struct cni_ip *ip, const struct cni_result *ipam, const char *ifname,
+			struct cni_error *err)
+{
+	struct cni_route rt;
+	bool v4;
+	int i, ret;
+
+	cni_route_init(&rt);
+	rt.table = (int)table;
+	if (subnet_of(ip->address, rt.dst, sizeof(rt.dst), &v4) < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: address %s: not a CIDR",
+				  ip->address);
+	rt.scope = RT_SCOPE_LINK;
+	ret = link_route_add(ls, ifindex, &rt);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: route to %s on %s in table "
+				  "%u: %s", rt.dst, ifname, table, strerror(-ret));
+	if (ip->gateway[0]) {
+		cni_route_init(&rt);
+		rt.table = (int)table;
+		snprintf(rt.dst, sizeof(rt.dst), "%s", v4 ? "0.0.0.0/0" : "::/0");
+		snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
+		ret = link_route_add(ls, ifindex, &rt);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: default route via %s "
+					  "on %s in table %u: %s", ip->gateway, ifname, table,
+					  strerror(-ret));
+	}
+	for (i = 0; i < ipam->n_routes; i++) {
+		if ((strchr(ipam->routes[i].dst, ':') == NULL) != v4)
+			continue;
+		rt = ipam->routes[i];
+		rt.table = (int)table;
+		if (!rt.gw[0] && ip->gateway[0])
+			snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
+		ret = link_route_add(ls, ifindex, &rt);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: route to %s on %s in "
+					  "table %u: %s", rt.dst, ifname, table, strerror(-ret));
+	}
+	return 0;
+}
+
+int sriov_rail_routing(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+		       const struct cni_result *ipam, struct sriov_rail *st,
+		       struct cni_error *err)
+{
+	struct link_sock *ls;
+	struct link_info li;
+	uint32_t table = conf->route_table;
+	int i, ret;
+
+	if (!conf->multi_rail || !ipam->n_ips)
+		return 0;
+	ret = link_sock_open_in(pod_fd, &ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: the pod's namespace: %s",
+				  strerror(-ret));
+	ret = link_get_by_name(ls, ifname, &li);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: %s in the pod: %s", ifname,
+			   strerror(-ret));
+		goto out;
+	}
+	/* Rails of one pod are added one after another: each finds the tables before it taken. */
+	if (!table && (ret = link_rule_free_table(ls, SRIOV_FIRST_ROUTE_TABLE, &table)) < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: no free routing table in the pod: %s",
+			   strerror(-ret));
+		goto out;
+	}
+	st->table = table;
+	for (i = 0; i < ipam->n_ips; i++) {
+		ret = table_routes(ls, li.ifindex, table, &ipam->ips[i], ipam, ifname, err);
+		if (ret < 0)
+			goto out;
+		ret = link_rule_add(ls, ipam->ips[i].address, table);
+		if (ret < 0) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: rule from %s lookup %u: %s",
+				   ipam->ips[i].address, table, strerror(-ret));
+			goto out;
+		}
+		snprintf(st->rules[st->n_rules++], sizeof(st->rules[0]), "%s", ipam->ips[i].address);
+	}
+	log_info("multiRail: %s uses table %u for %d address(es)", ifname, table, st->n_rules);
+out:
+	link_sock_close(ls);
+	return ret;
+}
+
+/* The table's routes leave with the netdev; the rules stay in the pod unless removed. */
+void sriov_rail_routing_undo(int pod_fd, struct sriov_rail *st)
+{
+	struct link_sock *ls;
+	int i, ret;
+
+	if (!st->n_rules || link_sock_open_in(pod_fd, &ls) < 0)
+		return;
+	for (i = 0; i < st->n_rules; i++) {
+		ret = link_rule_del(ls, st->rules[i], st->table);
+		if (ret < 0)
+			log_warn("cannot remove rule from %s lookup %u: %s", st->rules[i],
+				 st->table, strerror(-ret));
+	}
+	st->n_rules = 0;
+	link_sock_close(ls);
+}
+
+void sriov_rail_release(const struct sriov_record *rec, int pod_fd)
+{
+	struct link_sock *ls;
+	int i, ret;
+
+	if (pod_fd < 0 || !rec->n_addrs || link_sock_open_in(pod_fd, &ls) < 0)
+		return;
+	/* The address has left with the netdev: a rule selecting by it serves nothing now. */
+	for (i = 0; i < rec->n_addrs; i++) {
+		ret = link_rule_del(ls, rec->addrs[i], 0);
+		if (ret < 0)
+			log_warn("cannot remove the rules from %s in the pod: %s", rec->addrs[i],
+				 strerror(-ret));
+	}
+	link_sock_close(ls);
+}
