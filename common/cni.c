@@ -470,10 +470,15 @@ cJSON *cni_result_encode(const struct cni_result *r, const char *version)
 				break;
 			cJSON_AddStringToObject(e, "name", f->name);
 			add_str(e, "mac", f->mac);
-			if (v1_1 && f->mtu > 0)
+			/*
+			 * 1.1.0 names them, and Go's types100, which reads 1.0.0 and
+			 * 1.1.0 results alike, keeps them for 1.0.0 too: DRA drivers
+			 * convert to it and feed pciID and mtu to the ResourceClaim.
+			 */
+			if (!pre_1_0 && f->mtu > 0)
 				cJSON_AddNumberToObject(e, "mtu", f->mtu);
 			add_str(e, "sandbox", f->sandbox);
-			if (v1_1)
+			if (!pre_1_0)
 				add_str(e, "pciID", f->pci_id);
 			cJSON_AddItemToArray(a, e);
 		}

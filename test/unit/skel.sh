@@ -126,7 +126,7 @@ for v in 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0; do
 	eq "$RC" 0 "exit status ($ERR)"
 	case $v in
 	0.*) extra="4,6 - - -" ;;	# ips[].version, no mtu or pciID
-	1.0.0) extra="-,- - - -" ;;	# no ips[].version either
+	1.0.0) extra="-,- 9000 0000:3b:02.1 -" ;;	# no ips[].version; interface mtu and pciID as Go's types100 keeps them
 	*) extra="-,- 9000 0000:3b:02.1 8000" ;;
 	esac
 	eq "$(jq -r "$RESULT_FIELDS" <<<"$OUT")" \
