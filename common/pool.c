@@ -600,6 +600,24 @@ static void write_last(int fd, const struct ipam_addr *a)
 		log_debug("last address of the walk not saved: %s", strerror(errno));
 }
 
+/*
+ * A record met by a scan: 0 when it can be acted on; 1 when it is gone,
+ * or unreadable or not what its name says (logged, and left held).
+ */
+static int scanned(struct pool *p, const char *name, struct pool_record *r, struct stat *st,
+		   bool (*names)(const char *name, const struct pool_record *r))
+{
+	int ret = record_load(p, name, r, st);
+
+	if (ret == -ENOENT)
+		return 1;
+	if (ret < 0 || !names(name, r)) {
+		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
+		return 1;
+	}
+	return 0;
+}
+
 struct reclaim_arg {
 	int set;			/* -1: every set */
 	int reclaimed;
@@ -613,13 +631,8 @@ static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 	struct stat st;
 	int ret;
 
-	ret = record_load(p, name, &r, &st);
-	if (ret == -ENOENT)
+	if (scanned(p, name, &r, &st, names_a))
 		return 0;
-	if (ret < 0 || !names_a(name, &r)) {
-		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
-		return 0;
-	}
 	if ((ra->set >= 0 && r.set != ra->set) || !strcmp(r.boot_id, p->boot_id))
 		return 0;
 	ret = release(p, &r, NULL);
@@ -835,13 +848,8 @@ static int gc_index(struct pool *p, const char *name, void *arg)
 	struct stat st;
 	int ret;
 
-	ret = record_load(p, name, &r, &st);
-	if (ret == -ENOENT)
+	if (scanned(p, name, &r, &st, names_c))
 		return 0;
-	if (ret < 0 || !names_c(name, &r)) {
-		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
-		return 0;
-	}
 	if (gc_keeps(p, ga, &r))
 		return 0;
 	ret = release(p, &r, &st);
@@ -860,13 +868,8 @@ static int gc_addr(struct pool *p, const char *name, void *arg)
 	struct stat st;
 	int ret;
 
-	ret = record_load(p, name, &r, &st);
-	if (ret == -ENOENT)
+	if (scanned(p, name, &r, &st, names_a))
 		return 0;
-	if (ret < 0 || !names_a(name, &r)) {
-		unreadable(p, name, ret < 0 ? ret : -EBADMSG);
-		return 0;
-	}
 	if (!gc_keeps(p, ga, &r)) {
 		ret = release(p, &r, NULL);
 		if (ret == 0)
