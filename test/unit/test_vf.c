@@ -238,7 +238,7 @@ static void test_pf_defaults(void)
 	CHECK_INT(c.max_tx_rate, 0);
 	CHECK_INT(vf_pf_get(pf, 7, &c), -ENOENT);
 	vf_pf_close(pf);
-	CHECK_STR(slurp(calls), "getlink pf=" PF "\ngetlink pf=" PF "\n");
+	CHECK_STR(slurp(calls), "getlink pf=" PF " ext=vf,skip_stats\ngetlink pf=" PF " ext=vf,skip_stats\n");
 }
 
 static void test_pf_set_roundtrip(void)
@@ -290,10 +290,10 @@ static void test_pf_set_roundtrip(void)
 		  "setlink pf=" PF " vf=3 spoofchk=off\n"
 		  "setlink pf=" PF " vf=3 trust=on\n"
 		  "setlink pf=" PF " vf=3 link_state=enable\n"
-		  "getlink pf=" PF "\n"
-		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 vlan=200 qos=0 proto=802.1ad\n"
-		  "getlink pf=" PF "\n");
+		  "getlink pf=" PF " ext=vf,skip_stats\n");
 }
 
 static void test_pf_set_nothing(void)
@@ -356,8 +356,8 @@ static void test_pf_failures(void)
 		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q\n"
 		  "setlink pf=" PF " vf=3 spoofchk=off\n"
 		  "setlink pf=" PF " vf=3 trust=on\n"
-		  "getlink pf=" PF "\n"
-		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 mac=00:00:00:00:00:00\n"
 		  "setlink pf=" PF " vf=9 trust=on\n");
 }
