@@ -770,11 +770,16 @@ static int announce_v4(int ifindex, const uint8_t mac[6], const struct in_addr *
 	memcpy(pkt.sha, mac, 6);
 	memcpy(pkt.spa, ip, 4);
 	memcpy(pkt.tpa, ip, 4);
-	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ARP));
+	/*
+	 * Protocol 0 and no bind: a send-only socket. One created for ETH_P_ARP
+	 * hooks into every device's receive path, and binding it to ifindex
+	 * re-hooks it, which waits for an RCU grace period (synchronize_net):
+	 * that wait cost more than the whole netns move.
+	 */
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
-	    sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+	if (sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;
