@@ -580,6 +580,7 @@ static const struct add_step add_steps[] = {
 static int run_steps(struct add_ctx *c, struct cni_error *err)
 {
 	int n = (int)(sizeof(add_steps) / sizeof(add_steps[0]));
+	char steps[512];
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -588,7 +589,8 @@ static int run_steps(struct add_ctx *c, struct cni_error *err)
 		timing_lap(&c->timing, add_steps[i].name);
 		if (ret == 0)
 			continue;
-		log_error("ADD failed at %s: %s", add_steps[i].name, err->msg);
+		timing_format(&c->timing, steps, sizeof(steps));
+		log_error("ADD failed at %s: %s; steps %s", add_steps[i].name, err->msg, steps);
 		while (--i >= 0)
 			if (add_steps[i].undo)
 				add_steps[i].undo(c);
