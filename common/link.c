@@ -40,7 +40,33 @@ struct link_sock {
 	struct mnl_socket *mnl;
 	unsigned portid;
 	unsigned seq;
+	bool pod;			/* opened in another namespace: its requests count as the pod's */
 };
+
+/* Requests sent, per side: each one takes RTNL, which every attach on the node waits for. */
+static unsigned n_host, n_pod;
+
+static void count_request(const struct link_sock *ls)
+{
+	if (ls->pod)
+		n_pod++;
+	else
+		n_host++;
+}
+
+/* libnl calls this for every message it sends on the socket, dumps included. */
+static int count_msg_out(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	count_request(arg);
+	return NL_OK;
+}
+
+void link_requests(unsigned *host, unsigned *pod)
+{
+	*host = n_host;
+	*pod = n_pod;
+}
 
 static int nle_errno(int nle)
 {
@@ -82,6 +108,11 @@ int link_sock_open(struct link_sock **ls)
 		ret = nle_errno(ret);
 		goto err_nl;
 	}
+	ret = nl_socket_modify_cb(s->nl, NL_CB_MSG_OUT, NL_CB_CUSTOM, count_msg_out, s);
+	if (ret < 0) {
+		ret = nle_errno(ret);
+		goto err_nl;
+	}
 	s->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!s->mnl) {
 		ret = -errno;
@@ -113,6 +144,8 @@ int link_sock_open_in(int netns_fd, struct link_sock **ls)
 	if (ret < 0)
 		return ret;
 	ret = link_sock_open(ls);
+	if (ret == 0)
+		(*ls)->pod = true;
 	ret2 = netns_leave(saved);
 	if (ret == 0 && ret2 < 0) {
 		/* Staying in the wrong namespace would misdirect every later step. */
@@ -311,6 +344,7 @@ int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct 
 
 static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
+	count_request(ls);
 	return link_mnl_talk(ls->mnl, &ls->seq, ls->portid, nlh, cb, data);
 }
 
@@ -736,11 +770,16 @@ static int announce_v4(int ifindex, const uint8_t mac[6], const struct in_addr *
 	memcpy(pkt.sha, mac, 6);
 	memcpy(pkt.spa, ip, 4);
 	memcpy(pkt.tpa, ip, 4);
-	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ARP));
+	/*
+	 * Protocol 0 and no bind: a send-only socket. One created for ETH_P_ARP
+	 * hooks into every device's receive path, and binding it to ifindex
+	 * re-hooks it, which waits for an RCU grace period (synchronize_net):
+	 * that wait cost more than the whole netns move.
+	 */
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
-	    sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+	if (sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;

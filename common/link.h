@@ -32,6 +32,12 @@ int link_sock_open(struct link_sock **ls);			/* current namespace */
 int link_sock_open_in(int netns_fd, struct link_sock **ls);	/* a given namespace */
 void link_sock_close(struct link_sock *ls);
 
+/*
+ * The rtnetlink requests this process sent so far (each dump counts one),
+ * on sockets of the current namespace (host) and of another (pod).
+ */
+void link_requests(unsigned *host, unsigned *pod);
+
 /* -ENODEV when absent. */
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
 int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -283,12 +284,108 @@ int vf_netdev_name(const char *sysfs_root, const char *bdf, char name[IFNAMSIZ])
 	return first_entry(path, name, IFNAMSIZ);
 }
 
+/* One "Key : value" line of the OFED config file into cfg; unknown keys are not ours. */
+static int sysfs_config_line(const char *key, const char *val, struct vf_config *cfg)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(key, "MAC")) {
+		if (link_mac_parse(val, cfg->mac) < 0)
+			return -EBADMSG;
+		cfg->mask |= VF_CFG_MAC;
+	} else if (!strcmp(key, "VLAN") || !strcmp(key, "QoS") || !strcmp(key, "MinTxRate") ||
+		   !strcmp(key, "MaxTxRate")) {
+		errno = 0;
+		v = strtol(val, &end, 10);
+		if (errno || end == val || v < 0 || v > (long)UINT32_MAX)
+			return -EBADMSG;
+		if (!strcmp(key, "VLAN")) {
+			cfg->vlan = (int)v;
+			cfg->mask |= VF_CFG_VLAN;
+		} else if (!strcmp(key, "QoS")) {
+			cfg->qos = (int)v;
+		} else if (!strcmp(key, "MinTxRate")) {
+			cfg->min_tx_rate = (unsigned)v;
+			cfg->mask |= VF_CFG_RATE;
+		} else {
+			cfg->max_tx_rate = (unsigned)v;
+			cfg->mask |= VF_CFG_RATE;
+		}
+	} else if (!strcmp(key, "VLAN Proto")) {
+		cfg->vlan_proto = !strcasecmp(val, "802.1ad") ? ETH_P_8021AD : ETH_P_8021Q;
+	} else if (!strcmp(key, "SpoofCheck") || !strcmp(key, "Trust")) {
+		bool on = !strcasecmp(val, "ON");
+
+		if (!on && strcasecmp(val, "OFF"))
+			return -EBADMSG;
+		if (key[0] == 'S') {
+			cfg->spoofchk = on;
+			cfg->mask |= VF_CFG_SPOOFCHK;
+		} else {
+			cfg->trust = on;
+			cfg->mask |= VF_CFG_TRUST;
+		}
+	} else if (!strcmp(key, "LinkState")) {
+		if (!strcasecmp(val, "Follow") || !strcasecmp(val, "Auto"))
+			cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
+		else if (!strcasecmp(val, "Up") || !strcasecmp(val, "Enable"))
+			cfg->link_state = IFLA_VF_LINK_STATE_ENABLE;
+		else if (!strcasecmp(val, "Down") || !strcasecmp(val, "Disable"))
+			cfg->link_state = IFLA_VF_LINK_STATE_DISABLE;
+		else
+			return -EBADMSG;
+		cfg->mask |= VF_CFG_LINK_STATE;
+	}
+	return 0;
+}
+
+int vf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
+		    struct vf_config *cfg)
+{
+	char path[PATH_MAX], line[256], *colon, *key, *val, *e;
+	FILE *f;
+	int ret = 0;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	ret = pathf(path, sizeof(path), "%s/bus/pci/devices/%s/sriov/%d/config", sysfs_root,
+		    pf_bdf, vf_index);
+	if (ret < 0)
+		return ret;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->vlan_proto = ETH_P_8021Q;
+	while (ret == 0 && fgets(line, sizeof(line), f)) {
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		key = line;
+		for (e = colon; e > key && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		val = colon + 1;
+		while (*val == ' ' || *val == '\t')
+			val++;
+		val[strcspn(val, " \t\n")] = '\0';
+		ret = sysfs_config_line(key, val, cfg);
+	}
+	fclose(f);
+	if (ret == 0 && !(cfg->mask & VF_CFG_MAC))
+		ret = -EBADMSG;
+	return ret;
+}
+
 /* ---- VF properties on the PF ---- */
 
 struct vf_pf {
 	const struct vf_pf_backend *ops;
 	void *priv;			/* the backend's */
 	char name[IFNAMSIZ];
+	int lock_dirfd;			/* -1: vf_pf_set takes no PF lock */
+	char lock_name[VF_BDF_LEN + 8];	/* "<pf-bdf>.pf.lock" */
 };
 
 static const void *vf_payload(const struct nlattr *a, size_t len)
@@ -606,6 +703,7 @@ int vf_pf_open(const char *pf_netdev, struct vf_pf **pf)
 	if (!p)
 		return -ENOMEM;
 	snprintf(p->name, sizeof(p->name), "%s", pf_netdev);
+	p->lock_dirfd = -1;
 	p->ops = backend;
 	ret = p->ops->open(p->name, &p->priv);
 	if (ret < 0) {
@@ -624,23 +722,52 @@ void vf_pf_close(struct vf_pf *pf)
 	free(pf);
 }
 
+int vf_pf_lock_at(struct vf_pf *pf, int dirfd, const char *pf_bdf)
+{
+	char bdf[VF_BDF_LEN];
+	int ret = vf_bdf_parse(pf_bdf, bdf);
+
+	if (ret < 0)
+		return ret;
+	snprintf(pf->lock_name, sizeof(pf->lock_name), "%s.pf.lock", bdf);
+	pf->lock_dirfd = dirfd;
+	return 0;
+}
+
 struct get_ctx {
 	int index;
 	bool found;
 	int ret;
+	uint32_t num_vf;		/* IFLA_NUM_VF: how many VFs the PF has, listed or not */
 	struct vf_config *cfg;
 };
+
+static unsigned n_pf_requests;
+
+unsigned vf_pf_requests(void)
+{
+	return n_pf_requests;
+}
+
+static int pf_xfer(struct vf_pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data)
+{
+	n_pf_requests++;
+	return pf->ops->xfer(pf->priv, req, cb, data);
+}
 
 static int get_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct get_ctx *ctx = data;
-	const struct nlattr *list, *info;
+	const struct nlattr *list, *info, *num;
 	struct vf_config c;
 	int vf, ret;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK ||
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
 		return MNL_CB_OK;
+	num = find_attr(nlh, IFLA_NUM_VF);
+	if (num && mnl_attr_get_payload_len(num) >= sizeof(uint32_t))
+		ctx->num_vf = mnl_attr_get_u32(num);
 	list = find_attr(nlh, IFLA_VFINFO_LIST);
 	if (!list)
 		return MNL_CB_OK;
@@ -671,12 +798,15 @@ int vf_pf_get(struct vf_pf *pf, int vf_index, struct vf_config *cfg)
 		return -EINVAL;
 	nlh = put_pf_hdr(buf, sizeof(buf), RTM_GETLINK, pf->name);
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
-	ret = pf->ops->xfer(pf->priv, nlh, get_cb, &ctx);
+	ret = pf_xfer(pf, nlh, get_cb, &ctx);
 	if (ret < 0)
 		return ret;
 	if (ctx.found)
 		return 0;
-	return ctx.ret < 0 ? ctx.ret : -ENOENT;
+	if (ctx.ret < 0)
+		return ctx.ret;
+	/* The PF has the VF but the list stopped short of it: the nest overflowed. */
+	return (uint32_t)vf_index < ctx.num_vf ? -EOVERFLOW : -ENOENT;
 }
 
 int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
@@ -687,14 +817,19 @@ int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct nlattr *list, *info;
+	int ret, lock_fd = -1;
 	size_t i;
-	int ret;
 
 	if (vf_index < 0)
 		return -EINVAL;
 	ret = check_vf_config(cfg);
-	if (ret < 0)
+	if (ret < 0 || !(cfg->mask & VF_CFG_ALL))
 		return ret;
+	if (pf->lock_dirfd >= 0) {
+		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, VF_PF_LOCK_TIMEOUT_MS);
+		if (lock_fd < 0)
+			return lock_fd;
+	}
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		if (!(cfg->mask & order[i]))
 			continue;
@@ -704,11 +839,12 @@ int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg)
 		put_vf_field(nlh, order[i], vf_index, cfg);
 		mnl_attr_nest_end(nlh, info);
 		mnl_attr_nest_end(nlh, list);
-		ret = pf->ops->xfer(pf->priv, nlh, NULL, NULL);
+		ret = pf_xfer(pf, nlh, NULL, NULL);
 		if (ret < 0)
-			return ret;
+			break;
 	}
-	return 0;
+	lock_release(lock_fd);
+	return ret;
 }
 
 void vf_config_default(struct vf_config *cfg)

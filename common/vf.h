@@ -54,6 +54,7 @@ enum {
 	VF_CFG_TRUST		= 1 << 3,
 	VF_CFG_LINK_STATE	= 1 << 4,
 	VF_CFG_RATE		= 1 << 5,	/* min and max together */
+	VF_CFG_ALL		= (1 << 6) - 1,
 };
 
 struct vf_config {
@@ -100,11 +101,36 @@ int vf_info_parse(const struct nlattr *info, int *vf, struct vf_config *cfg);
 int vf_pf_open(const char *pf_netdev, struct vf_pf **pf);
 void vf_pf_close(struct vf_pf *pf);
 /*
+ * From now on vf_pf_set holds a flock of <dirfd>/<pf_bdf>.pf.lock around
+ * its requests, and only around them: some PF drivers (i40e, sriov-cni
+ * #34) cannot take the configuration of two VFs at once. dirfd stays the
+ * caller's, open as long as pf is.
+ */
+int vf_pf_lock_at(struct vf_pf *pf, int dirfd, const char *pf_bdf);
+#define VF_PF_LOCK_TIMEOUT_MS	30000
+/*
  * All the fields of VF vf_index as the PF reports them (mask set to what
- * was reported); -ENOENT when the PF has no such VF (sriov_numvfs lowered).
+ * was reported), from one RTM_GETLINK without VF stats; -ENOENT when the
+ * PF has no such VF (sriov_numvfs lowered), -EOVERFLOW when it has but its
+ * IFLA_VFINFO_LIST stopped short of it (with many VFs the nest outgrows
+ * what the kernel can put in one message): vf_sysfs_config may tell.
  */
 int vf_pf_get(struct vf_pf *pf, int vf_index, struct vf_config *cfg);
-/* One RTM_SETLINK per field in cfg->mask, in sriov-cni's order: vlan, mac, rate, spoofchk, trust, link state. */
+/*
+ * The fields of one VF from <sysfs>/bus/pci/devices/<pf_bdf>/sriov/<N>/config,
+ * where the ConnectX driver of NVIDIA's OFED reports them ("MAC : ...",
+ * "VLAN : ...", "SpoofCheck : ON", ...): -ENOENT when the driver has no
+ * such file.
+ */
+int vf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
+		    struct vf_config *cfg);
+/* The requests sent to PFs so far by this process (gets and sets). */
+unsigned vf_pf_requests(void);
+/*
+ * One RTM_SETLINK per field in cfg->mask, in sriov-cni's order: vlan, mac,
+ * rate, spoofchk, trust, link state; under the PF's lock when
+ * vf_pf_lock_at named one (-ETIMEDOUT when it stays taken).
+ */
 int vf_pf_set(struct vf_pf *pf, int vf_index, const struct vf_config *cfg);
 
 /*

@@ -18,6 +18,7 @@
 #include "netns.h"
 #include "state.h"
 #include "sriov.h"
+#include "timing.h"
 
 struct add_ctx {
 	struct cni_request *req;
@@ -30,11 +31,14 @@ struct add_ctx {
 	struct vf_owner me;		/* this attachment, as its in-use marker names it */
 	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
 	struct vf_pf *pf;
+	struct vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
 	struct cni_result ipam;
 	struct cni_result prev;		/* prevResult of the chain, or empty */
 	struct sriov_rail rail;		/* what the sysctl and routing steps changed */
+	int pod_ifindex;		/* the netdev's, in the pod, once moved */
+	struct timing timing;		/* per step, for the log line that ends ADD */
 };
 
 struct add_step {
@@ -193,10 +197,28 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
 				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
+	/* VF settings go to the PF one VF at a time, whatever the VF's own lock allows. */
+	ret = vf_pf_lock_at(c->pf, c->pci_fd, c->vf.pf_bdf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF address %s: %s", c->vf.bdf,
+				  c->vf.pf_bdf, strerror(-ret));
 	ret = vf_pf_get(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+	if (ret == -EOVERFLOW) {
+		/* One VF's worth of sysfs, rather than a second query of every VF. */
+		ret = vf_sysfs_config(c->conf.paths.sysfs_root, c->vf.pf_bdf, c->vf.vf_index,
+				      &c->rec.vf_orig);
+		if (ret < 0) {
+			log_warn("VF %s: PF %s lists only some of its VFs, not VF %d, and sysfs has "
+				 "no settings of it (%s): DEL will restore the driver's defaults",
+				 c->vf.bdf, c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
+			vf_config_default(&c->rec.vf_orig);
+		}
+		ret = 0;
+	}
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
 				  c->vf.bdf, c->vf.vf_index, c->vf.pf_netdev, strerror(-ret));
+	c->pf_before = c->rec.vf_orig;
 	c->rec.vf_orig.mask &= c->conf.vf.mask;
 	c->rec.vf_applied = c->conf.vf;
 	return 0;
@@ -346,6 +368,7 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 				  strerror(-ret));
 	memcpy(c->rec.pod_mac, pod_li.mac, 6);
 	c->rec.pod_mtu = pod_li.mtu;
+	c->pod_ifindex = pod_li.ifindex;
 	pod_sysctls(c);
 	return 0;
 }
@@ -437,8 +460,8 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
 	struct link_sock *ls;
-	struct link_info li;
-	int i, ret;
+	struct link_info li = { .ifindex = c->pod_ifindex };
+	int i, ret = 0;
 
 	if (c->prev.n_ips + c->ipam.n_ips > CNI_MAX_IPS ||
 	    c->prev.n_routes + c->ipam.n_routes > CNI_MAX_ROUTES)
@@ -453,7 +476,9 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 	ret = link_sock_open_in(c->pod_fd, &ls);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: %s", c->req->env.netns, strerror(-ret));
-	ret = link_get_by_name(ls, ifname, &li);
+	/* The netdev step knows its index: a request less under RTNL. */
+	if (li.ifindex <= 0)
+		ret = link_get_by_name(ls, ifname, &li);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
 			   strerror(-ret));
@@ -555,12 +580,17 @@ static const struct add_step add_steps[] = {
 static int run_steps(struct add_ctx *c, struct cni_error *err)
 {
 	int n = (int)(sizeof(add_steps) / sizeof(add_steps[0]));
+	char steps[512];
 	int i;
 
 	for (i = 0; i < n; i++) {
-		if (add_steps[i].run(c, err) == 0)
+		int ret = add_steps[i].run(c, err);
+
+		timing_lap(&c->timing, add_steps[i].name);
+		if (ret == 0)
 			continue;
-		log_error("ADD failed at %s: %s", add_steps[i].name, err->msg);
+		timing_format(&c->timing, steps, sizeof(steps));
+		log_error("ADD failed at %s: %s; steps %s", add_steps[i].name, err->msg, steps);
 		while (--i >= 0)
 			if (add_steps[i].undo)
 				add_steps[i].undo(c);
@@ -651,7 +681,6 @@ static int open_state(struct add_ctx *c, struct cni_error *err)
 static void fill_result(struct add_ctx *c, struct cni_result *res)
 {
 	struct cni_iface *ifc;
-	struct vf_config now;
 	int idx, i;
 
 	*res = c->prev;
@@ -666,9 +695,9 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
 		link_mac_format(c->conf.mac, ifc->mac);
-	} else if (c->pf && vf_pf_get(c->pf, c->vf.vf_index, &now) == 0 &&
-		   (now.mask & VF_CFG_MAC)) {
-		link_mac_format(now.mac, ifc->mac);
+	} else if (c->pf && (c->pf_before.mask & VF_CFG_MAC)) {
+		/* vf-config set no MAC: the one read before stands, without asking the PF again. */
+		link_mac_format(c->pf_before.mac, ifc->mac);
 	}
 	for (i = 0; i < c->ipam.n_ips; i++) {
 		res->ips[res->n_ips] = c->ipam.ips[i];
@@ -712,9 +741,20 @@ static void rdma_summary(struct add_ctx *c, char *out, size_t len)
 			 dev, addr ? "" : " (no address)");
 }
 
+/* ", trace <id>" when the runtime passed a valid TRACEPARENT, else "". */
+static void trace_suffix(char *out, size_t len)
+{
+	char id[33];
+
+	if (timing_trace_id(getenv("TRACEPARENT"), id))
+		snprintf(out, len, ", trace %s", id);
+	else if (len)
+		out[0] = '\0';
+}
+
 static void log_success(struct add_ctx *c, const struct cni_result *res)
 {
-	char addrs[256] = "", rdma[256];
+	char addrs[256] = "", rdma[256], steps[512], trace[48];
 	size_t off = 0;
 	int i;
 
@@ -722,10 +762,13 @@ static void log_success(struct add_ctx *c, const struct cni_result *res)
 		off += (size_t)snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? "," : "",
 					c->rec.addrs[i]);
 	rdma_summary(c, rdma, sizeof(rdma));
-	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s, %s", c->vf.bdf,
+	timing_lap(&c->timing, "result");
+	timing_format(&c->timing, steps, sizeof(steps));
+	trace_suffix(trace, sizeof(trace));
+	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s, %s; steps %s%s", c->vf.bdf,
 		 c->vf.dpdk ? "(dpdk)" : c->rec.host_ifname, c->req->env.ifname,
 		 c->req->env.netns, res->ifaces[0].mac[0] ? res->ifaces[0].mac : "unknown",
-		 c->rec.n_addrs ? addrs : "none", rdma);
+		 c->rec.n_addrs ? addrs : "none", rdma, steps, trace);
 }
 
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
@@ -736,6 +779,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	timing_start(&c->timing);
 	c->req = req;
 	c->state_fd = c->pci_fd = c->pod_fd = -1;
 	c->claim.lock_fd = -1;
@@ -751,6 +795,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	}
 	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
 		goto out;
+	timing_lap(&c->timing, "checks");
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
 	snprintf(c->rec.netns, sizeof(c->rec.netns), "%s", req->env.netns);

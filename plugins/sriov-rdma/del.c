@@ -18,12 +18,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "log.h"
 #include "netns.h"
 #include "state.h"
 #include "sriov.h"
+#include "timing.h"
+
+/* The phases of this DEL, for its log line; NULL when ADD's takeover or GC releases. */
+static struct timing *del_timing;
+
+static void lap(const char *phase)
+{
+	if (del_timing)
+		timing_lap(del_timing, phase);
+}
 
 /* Where an operator finds out how to release by hand. */
 #define BY_HAND "release it by hand as README \"When DEL cannot clean up\" says"
@@ -107,7 +118,8 @@ static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
 	return false;
 }
 
-static int restore_vf_config(const struct sriov_record *rec)
+/* pf_lock_dirfd: where the PF's lock lives, -1 for none (the VF is not locked either). */
+static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd)
 {
 	struct vf_config first = rec->vf_orig, mac = rec->vf_orig;
 	struct vf_pf *pf = NULL;
@@ -119,6 +131,9 @@ static int restore_vf_config(const struct sriov_record *rec)
 	ret = vf_pf_open(rec->pf_netdev, &pf);
 	if (ret < 0)
 		return vf_gone(NULL, rec, ret) ? 0 : ret;
+	if (pf_lock_dirfd >= 0 && (ret = vf_pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
+		log_warn("VF %s: PF address %s: %s: its settings go back without the PF's lock",
+			 rec->bdf, rec->pf_bdf, strerror(-ret));
 	/*
 	 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
 	 * default) while spoof checking is on, which this may just turn off.
@@ -157,6 +172,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 			 struct cni_error *err)
 {
 	bool locked = claim && claim->lock_fd >= 0, found;
+	char steps[512] = "", trace[48] = "", trace_id[33];
 	struct vf_owner me;
 	char who[4400];
 	int pod_fd = -1, ret;
@@ -168,7 +184,8 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec);
+	ret = restore_vf_config(rec, locked ? claim->dirfd : -1);
+	lap("vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -178,6 +195,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		pod_fd = -1;
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
 	ret = sriov_rdma_to_host(rec, pod_fd);
+	lap("rdma");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
 			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
@@ -195,6 +213,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 				 rec->bdf, rec->ifname);
 		sriov_rail_release(rec, pod_fd);
+		lap("netdev");
 	}
 	if (locked) {
 		ret = vf_claim_clear(claim, &me);
@@ -206,8 +225,15 @@ forget:
 	if (rec->devinfo_file[0])
 		sriov_devinfo_remove(rec->devinfo_file, rec->bdf);
 	forget_record(state_dirfd, rec);
-	log_info("VF %s: released from %s (%s -> %s)", rec->bdf, rec->container_id,
-		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname);
+	lap("state");
+	if (del_timing) {
+		timing_format(del_timing, steps, sizeof(steps));
+		if (timing_trace_id(getenv("TRACEPARENT"), trace_id))
+			snprintf(trace, sizeof(trace), ", trace %s", trace_id);
+	}
+	log_info("VF %s: released from %s (%s -> %s)%s%s%s", rec->bdf, rec->container_id,
+		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname, steps[0] ? "; steps " : "",
+		 steps, trace);
 	ret = 0;
 out:
 	if (ret < 0)
@@ -434,9 +460,12 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	struct cni_error ipam_err = { 0 }, ignored = { 0 };
 	struct del_ctx c = { .req = req, .dirfd = -1, .pci_fd = -1 };
 	struct sriov_record rec;
+	struct timing timing;
 	const char *ipam;
 	int rec_ret, ret;
 
+	timing_start(&timing);
+	del_timing = &timing;
 	c.claim.lock_fd = -1;
 	sriov_env_paths_lenient(&c.paths);
 	open_state(&c);
@@ -456,11 +485,14 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	 * DEL either finished before (and everything it made is undone, its
 	 * address too) or starts after (and finds nothing of this DEL's).
 	 */
+	lap("record");
 	ret = lock_vf(&c);
+	lap("lock");
 	/* Whatever else happens: an address never leaks (plugins #1196). */
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
 		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
+	lap("ipam");
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
 			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c.bdf);
@@ -483,6 +515,7 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	}
 	release(&c, &rec, rec_ret, err);
 out:
+	del_timing = NULL;
 	vf_claim_release(&c.claim);
 	if (c.pci_fd >= 0)
 		close(c.pci_fd);

@@ -8,8 +8,18 @@
  * netlink exist only in a test build (meson -Dtest_fakes=true, see
  * test/fakes/fakes.h); the default build talks to the kernel alone.
  */
+#include "link.h"
 #include "log.h"
 #include "sriov.h"
+
+/* What this command cost the node's RTNL: one count per request, dumps included. */
+static void log_requests(void)
+{
+	unsigned host, pod;
+
+	link_requests(&host, &pod);
+	log_debug("netlink requests: host %u, pod %u, PF %u", host, pod, vf_pf_requests());
+}
 
 static int setup_log(struct cni_request *req, struct cni_error *err)
 {
@@ -19,7 +29,13 @@ static int setup_log(struct cni_request *req, struct cni_error *err)
 
 static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
 {
-	return setup_log(req, err) ? -1 : sriov_cmd_add(req, res, err);
+	int ret;
+
+	if (setup_log(req, err))
+		return -1;
+	ret = sriov_cmd_add(req, res, err);
+	log_requests();
+	return ret;
 }
 
 /*
@@ -36,8 +52,12 @@ static void setup_log_lenient(struct cni_request *req)
 
 static int cmd_del(struct cni_request *req, struct cni_error *err)
 {
+	int ret;
+
 	setup_log_lenient(req);
-	return sriov_cmd_del(req, err);
+	ret = sriov_cmd_del(req, err);
+	log_requests();
+	return ret;
 }
 
 static int cmd_check(struct cni_request *req, struct cni_error *err)

@@ -20,13 +20,21 @@
  *                     "setlink pf=P vf=3 mac=02:00:00:00:00:01",
  *                     "setlink pf=P vf=3 rate min=10 max=100",
  *                     "setlink pf=P vf=3 spoofchk=off", "... trust=on",
- *                     "... link_state=enable", "getlink pf=P".
+ *                     "... link_state=enable", "getlink pf=P ext=vf,skip_stats"
+ *                     (ext: the IFLA_EXT_MASK filters asked for).
  *   <dir>/<pf>.fail   optional, lines "fail OP [ERRNO]" with OP one of
  *                     vlan mac rate spoofchk trust link_state getlink:
  *                     that request is recorded, then fails with ERRNO
  *                     (a name such as EPERM; EOPNOTSUPP when omitted).
  *                     A SET on a VF missing from .vfs fails with EINVAL,
  *                     as mlx5 does for an index beyond sriov_numvfs.
+ *   <dir>/<pf>.delay_ms  optional, a number of milliseconds each SET takes;
+ *                     each SET then also appends "<pid> <line>" to
+ *                     <dir>/<pf>.timeline, so a test sees whose requests
+ *                     interleave.
+ *   <dir>/<pf>.vfinfo_max  optional, a number N: a GETLINK lists only the
+ *                     first N VFs in IFLA_VFINFO_LIST (IFLA_NUM_VF still
+ *                     counts them all), as a kernel whose nest overflowed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,7 +118,7 @@ static int fake_name(const struct fake_pf *pf, const char *ext, char *out, size_
 /* A fake file, whole and NUL-terminated; -ENOENT when absent. */
 static int fake_read(struct fake_pf *pf, const char *ext, char **data)
 {
-	char name[IFNAMSIZ + 8];
+	char name[IFNAMSIZ + 16];
 	size_t len = 0, cap = 4096;
 	ssize_t n;
 	char *buf, *nbuf;
@@ -156,12 +164,12 @@ out_fd:
 	return ret;
 }
 
-static int fake_record(struct fake_pf *pf, const char *line)
+static int fake_append(struct fake_pf *pf, const char *ext, const char *line)
 {
-	char name[IFNAMSIZ + 8], buf[300];
+	char name[IFNAMSIZ + 16], buf[300];
 	int fd, len, ret = 0;
 
-	if ((ret = fake_name(pf, "calls", name, sizeof(name))) < 0)
+	if ((ret = fake_name(pf, ext, name, sizeof(name))) < 0)
 		return ret;
 	/* One write of the whole line: O_APPEND keeps concurrent callers' lines whole. */
 	len = snprintf(buf, sizeof(buf), "%s\n", line);
@@ -173,6 +181,36 @@ static int fake_record(struct fake_pf *pf, const char *line)
 	if (write(fd, buf, (size_t)len) != len)
 		ret = -EIO;
 	close(fd);
+	return ret;
+}
+
+static int fake_record(struct fake_pf *pf, const char *line)
+{
+	return fake_append(pf, "calls", line);
+}
+
+/*
+ * <pf>.delay_ms: each SET records "<pid> <line>" in <pf>.timeline and
+ * takes that long, as a slow PF driver does: two processes whose SETs
+ * are not serialised then interleave their lines.
+ */
+static int fake_slow_set(struct fake_pf *pf, const char *line)
+{
+	char *data = NULL, buf[300];
+	long ms;
+	int ret;
+
+	ret = fake_read(pf, "delay_ms", &data);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	ms = strtol(data, NULL, 10);
+	free(data);
+	snprintf(buf, sizeof(buf), "%ld %.255s", (long)getpid(), line);
+	ret = fake_append(pf, "timeline", buf);
+	if (ret == 0 && ms > 0)
+		usleep((useconds_t)(ms > 10000 ? 10000 : ms) * 1000);
 	return ret;
 }
 
@@ -417,6 +455,19 @@ static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
 	mnl_attr_nest_end(nlh, info);
 }
 
+/* How many VFs a GETLINK lists: <pf>.vfinfo_max, or all. */
+static int fake_vfinfo_max(struct fake_pf *pf)
+{
+	char *data = NULL;
+	long v;
+	int ret;
+
+	ret = fake_read(pf, "vfinfo_max", &data);
+	v = ret == 0 && data ? strtol(data, NULL, 10) : INT_MAX;
+	free(data);
+	return v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
+}
+
 /* RTM_NEWLINK for the PF at buf, with its VFs when the request asked for RTEXT_FILTER_VF. */
 static int fake_getlink(struct fake_pf *pf, const struct nlmsghdr *req, char *buf, size_t cap)
 {
@@ -445,7 +496,7 @@ static int fake_getlink(struct fake_pf *pf, const struct nlmsghdr *req, char *bu
 	if (ext && mnl_attr_get_payload_len(ext) >= 4 && (mnl_attr_get_u32(ext) & RTEXT_FILTER_VF)) {
 		mnl_attr_put_u32(nlh, IFLA_NUM_VF, (uint32_t)st.n);
 		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
-		for (i = 0; i < st.n; i++)
+		for (i = 0; i < st.n && i < fake_vfinfo_max(pf); i++)
 			fake_put_vf(nlh, &st.vfs[i]);
 		mnl_attr_nest_end(nlh, list);
 	}
@@ -536,7 +587,8 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 			 link_state_names[c.link_state]);
 		break;
 	}
-	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_fail(pf, op, nlerr)) < 0)
+	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_slow_set(pf, line)) < 0 ||
+	    (ret = fake_fail(pf, op, nlerr)) < 0)
 		return ret;
 	if (*nlerr)
 		return 0;
@@ -586,7 +638,7 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	struct fake_pf *pf = priv;
 	const struct nlattr *ifname = find_attr(req, IFLA_IFNAME);
 	size_t cap = 1 << 20, len = 0;
-	char *buf, line[64];
+	char *buf, line[96];
 	int nlerr = 0, ret = 0;
 
 	req->nlmsg_seq = ++pf->seq;
@@ -598,7 +650,14 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	    strcmp(mnl_attr_get_str(ifname), pf->name) != 0) {
 		nlerr = ENODEV;
 	} else if (req->nlmsg_type == RTM_GETLINK) {
-		snprintf(line, sizeof(line), "getlink pf=%s", pf->name);
+		const struct nlattr *ext = find_attr(req, IFLA_EXT_MASK);
+		uint32_t mask = ext && mnl_attr_get_payload_len(ext) >= 4 ? mnl_attr_get_u32(ext) : 0;
+
+		snprintf(line, sizeof(line), "getlink pf=%s ext=%s%s%s%s", pf->name,
+			 mask & RTEXT_FILTER_VF ? "vf" : "",
+			 (mask & RTEXT_FILTER_VF) && (mask & RTEXT_FILTER_SKIP_STATS) ? "," : "",
+			 mask & RTEXT_FILTER_SKIP_STATS ? "skip_stats" : "",
+			 req->nlmsg_flags & NLM_F_DUMP ? " dump" : "");
 		if ((ret = fake_record(pf, line)) < 0 || (ret = fake_fail(pf, "getlink", &nlerr)) < 0)
 			goto out;
 		if (!nlerr && !fake_pf_present(pf))

@@ -238,7 +238,49 @@ static void test_pf_defaults(void)
 	CHECK_INT(c.max_tx_rate, 0);
 	CHECK_INT(vf_pf_get(pf, 7, &c), -ENOENT);
 	vf_pf_close(pf);
-	CHECK_STR(slurp(calls), "getlink pf=" PF "\ngetlink pf=" PF "\n");
+	CHECK_STR(slurp(calls), "getlink pf=" PF " ext=vf,skip_stats\ngetlink pf=" PF " ext=vf,skip_stats\n");
+}
+
+/* A VF list cut short (many VFs): the VF the PF has but did not list is -EOVERFLOW, not gone. */
+static void test_pf_cut_short_and_sysfs(void)
+{
+	char path[800], dir[700];
+	struct vf_config c;
+	struct vf_pf *pf;
+
+	fake_reset();
+	snprintf(path, sizeof(path), "%s/" PF ".vfinfo_max", fakedir);
+	CHECK_INT(put_file(path, "2\n"), 0);
+	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(vf_pf_get(pf, 1, &c), 0);
+	CHECK_INT(vf_pf_get(pf, 3, &c), -EOVERFLOW);
+	CHECK_INT(vf_pf_get(pf, 77, &c), -ENOENT);
+	vf_pf_close(pf);
+	unlink(path);
+
+	snprintf(dir, sizeof(dir), "%s/bus/pci/devices/" PF_BDF "/sriov/3", sys);
+	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -ENOENT);
+	CHECK_INT(sh("mkdir -p '%s'", dir), 0);
+	snprintf(path, sizeof(path), "%s/config", dir);
+	CHECK_INT(put_file(path, "VF         : 3\nMAC        : 02:aa:bb:cc:dd:03\nVLAN       : 42\n"
+			   "QoS        : 3\nVLAN Proto : 802.1ad\nSpoofCheck : OFF\nTrust      : ON\n"
+			   "LinkState  : Down\nMinTxRate  : 10\nMaxTxRate  : 200\nRateGroup  : 0\n"), 0);
+	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), 0);
+	CHECK_INT(c.mask, VF_CFG_ALL);
+	CHECK(!memcmp(c.mac, "\x02\xaa\xbb\xcc\xdd\x03", 6));
+	CHECK_INT(c.vlan, 42);
+	CHECK_INT(c.qos, 3);
+	CHECK_INT(c.vlan_proto, ETH_P_8021AD);
+	CHECK(!c.spoofchk);
+	CHECK(c.trust);
+	CHECK_INT(c.link_state, IFLA_VF_LINK_STATE_DISABLE);
+	CHECK_INT(c.min_tx_rate, 10);
+	CHECK_INT(c.max_tx_rate, 200);
+	CHECK_INT(put_file(path, "MAC        : 02:aa:bb:cc:dd:03\nSpoofCheck : maybe\n"), 0);
+	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);
+	CHECK_INT(put_file(path, "VLAN       : 42\n"), 0);
+	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);	/* no MAC: not that file */
+	CHECK_INT(sh("rm -r '%s'", dir), 0);
 }
 
 static void test_pf_set_roundtrip(void)
@@ -290,10 +332,10 @@ static void test_pf_set_roundtrip(void)
 		  "setlink pf=" PF " vf=3 spoofchk=off\n"
 		  "setlink pf=" PF " vf=3 trust=on\n"
 		  "setlink pf=" PF " vf=3 link_state=enable\n"
-		  "getlink pf=" PF "\n"
-		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 vlan=200 qos=0 proto=802.1ad\n"
-		  "getlink pf=" PF "\n");
+		  "getlink pf=" PF " ext=vf,skip_stats\n");
 }
 
 static void test_pf_set_nothing(void)
@@ -356,8 +398,8 @@ static void test_pf_failures(void)
 		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q\n"
 		  "setlink pf=" PF " vf=3 spoofchk=off\n"
 		  "setlink pf=" PF " vf=3 trust=on\n"
-		  "getlink pf=" PF "\n"
-		  "getlink pf=" PF "\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
+		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 mac=00:00:00:00:00:00\n"
 		  "setlink pf=" PF " vf=9 trust=on\n");
 }
@@ -651,6 +693,7 @@ int main(void)
 	RUN(test_lookup_not_vf_or_missing);
 	RUN(test_lookup_sparse_virtfn);
 	RUN(test_pf_defaults);
+	RUN(test_pf_cut_short_and_sysfs);
 	RUN(test_pf_set_roundtrip);
 	RUN(test_pf_set_nothing);
 	RUN(test_pf_failures);

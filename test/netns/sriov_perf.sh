@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sriov-rdma and the node's RTNL: how many requests an ADD and a DEL send
+# (a count, never a time), the per-PF lock, and the per-step timings.
+. "$(dirname "$0")/sriov_lib.sh"
+
+CONF=$T_TMP/net.conflist
+LOG=$T_TMP/sriov.log
+PROPS='"vlan": 100, "spoofchk": "off", "trust": "on", "mac": "02:11:22:33:44:55", "link_state": "enable"'
+
+# The PF requests since the last call of pf_mark.
+pf_mark() { PF_SEEN=$(sr_calls | wc -l); }
+pf_since() { sr_calls | tail -n +$((PF_SEEN + 1)); }
+# "host N, pod M, PF K" of the last ADD or DEL in the log.
+last_counts() { grep -o 'netlink requests: .*' "$LOG" | tail -1 | sed 's/netlink requests: //'; }
+
+t_begin "ADD and DEL: one PF GETLINK at most, VF info without stats, no dump"
+sr_setup 2
+pod=$(t_netns)
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 1)\", $PROPS, \"logLevel\": \"debug\", \"logFile\": \"$LOG\""
+pf_mark
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+calls=$(pf_since)
+t_eq "$(grep -c '^getlink' <<<"$calls")" 1 "one PF GETLINK per ADD ($calls)"
+t_eq "$(grep '^getlink' <<<"$calls")" "getlink pf=$SR_PFNET ext=vf,skip_stats" "VF info asked without stats, not as a dump"
+t_eq "$(grep -c '^setlink' <<<"$calls")" 5 "one SETLINK per property"
+# Held at what ADD sends today: a new request on the attach path shows up here.
+echo "# ADD: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+t_eq "$pf" 6 "the log counts the PF requests ($(last_counts))"
+t_eq "$((host <= 3))" 1 "host requests per ADD: $host, at most 3"
+t_eq "$((pod_n <= 5))" 1 "pod requests per ADD: $pod_n, at most 5"
+pf_mark
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+calls=$(pf_since)
+t_eq "$(grep -c '^getlink' <<<"$calls")" 0 "no PF GETLINK per DEL ($calls)"
+t_eq "$(grep -c '^setlink' <<<"$calls")" 5 "DEL puts back what ADD changed"
+echo "# DEL: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+t_eq "$pf" 5 "the log counts DEL's PF requests ($(last_counts))"
+t_eq "$((host <= 2))" 1 "host requests per DEL: $host, at most 2"
+t_eq "$((pod_n <= 3))" 1 "pod requests per DEL: $pod_n, at most 3"
+
+t_begin "A VF the PF's cut-short VF list leaves out: its settings come from sysfs"
+sr_setup 3
+pod=$(t_netns)
+echo 1 > "$SR_FAKE/$SR_PFNET.vfinfo_max"
+# What the fake PF and the driver's sysfs both say of VF 2 before the attachment.
+sed -i '/^vf=2 /s/vlan=0/vlan=7/' "$SR_FAKE/$SR_PFNET.vfs"
+before=$(grep '^vf=2 ' "$SR_FAKE/$SR_PFNET.vfs")
+mkdir -p "$SR_SYS/bus/pci/devices/$SR_PF/sriov/2"
+cat > "$SR_SYS/bus/pci/devices/$SR_PF/sriov/2/config" <<EOF
+VF         : 2
+MAC        : 00:00:00:00:00:00
+VLAN       : 7
+QoS        : 0
+VLAN Proto : 802.1Q
+SpoofCheck : ON
+Trust      : OFF
+LinkState  : Follow
+MinTxRate  : 0
+MaxTxRate  : 0
+EOF
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 2)\", $PROPS"
+pf_mark
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_eq "$(pf_since | grep -c '^getlink')" 1 "still one PF GETLINK"
+t_contains "$(grep '^vf=2 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=100" "VF 2 configured"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(grep '^vf=2 ' "$SR_FAKE/$SR_PFNET.vfs")" "$before" "VF 2 back to what sysfs said (vlan 7)"
+# Without the file: the driver's defaults, said so in the log.
+rm -r "$SR_SYS/bus/pci/devices/$SR_PF/sriov"
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 2)\", $PROPS, \"logFile\": \"$LOG\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$T_RC" 0 "ADD without sysfs settings ($T_ERR)"
+t_contains "$(cat "$LOG")" "lists only some of its VFs, not VF 2" "the log says why"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(grep '^vf=2 ' "$SR_FAKE/$SR_PFNET.vfs")" "vf=2 mac=00:00:00:00:00:00 vlan=0 qos=0 proto=802.1Q \
+spoofchk=off trust=off link_state=auto min_tx_rate=0 max_tx_rate=0" "VF 2 back to the driver's defaults"
+
+t_begin "Two ADDs on one PF: their VF settings reach the PF one batch after the other"
+sr_setup 2
+pods=("$(t_netns)" "$(t_netns)")
+echo 40 > "$SR_FAKE/$SR_PFNET.delay_ms"
+for i in 0 1; do
+	sr_conflist "$T_TMP/net$i.conflist" 1.0.0 "\"deviceID\": \"$(sr_vf $i)\", $PROPS"
+done
+# Five SETs of 40 ms each per ADD: unserialised, they overlap.
+for i in 0 1; do
+	t_cnitool add "$T_TMP/net$i.conflist" "${pods[$i]}" CNI_IFNAME=net1 CNI_CONTAINERID=p$i &
+done
+wait
+timeline=$(cat "$SR_FAKE/$SR_PFNET.timeline")
+t_eq "$(wc -l <<<"$timeline")" 10 "both ADDs set five fields ($timeline)"
+t_eq "$(cut -d' ' -f1 <<<"$timeline" | uniq | wc -l)" 2 "one batch after the other ($timeline)"
+for i in 0 1; do
+	t_contains "$(grep "^vf=$i " "$SR_FAKE/$SR_PFNET.vfs")" "vlan=100" "VF $i configured"
+done
+: > "$SR_FAKE/$SR_PFNET.timeline"
+for i in 0 1; do
+	t_cnitool del "$T_TMP/net$i.conflist" "${pods[$i]}" CNI_IFNAME=net1 CNI_CONTAINERID=p$i &
+done
+wait
+timeline=$(cat "$SR_FAKE/$SR_PFNET.timeline")
+t_eq "$(wc -l <<<"$timeline")" 10 "both DELs put five fields back"
+# DEL restores in two batches (the MAC last), each under the lock: a pid changes at most 3 times.
+t_eq "$(($(cut -d' ' -f1 <<<"$timeline" | uniq | wc -l) <= 4))" 1 "DEL batches whole ($timeline)"
+t_eq "$(ls "$SR_STATE/pci" | grep -c "pf\.lock")" 1 "one lock file for the PF"
+
+t_begin "ADD and DEL log their steps' durations and the caller's trace id"
+sr_setup 1
+pod=$(t_netns)
+: > "$LOG"
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 5, \"logFile\": \"$LOG\""
+TP=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+TRACEPARENT=$TP TRACESTATE=vendor=1 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c9
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+line=$(grep ' INFO ADD .*-> net1' "$LOG")
+for step in checks claim rdma-plan record vf-config rdma netdev sysctl ipam address routing devinfo commit result total; do
+	t_eq "$(grep -cE "[ ;]$step=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 "ADD line has $step ($line)"
+done
+t_contains "$line" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "ADD line names the trace"
+# A malformed traceparent is ignored, never echoed.
+TRACEPARENT="00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1;x" t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c9
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+line=$(grep ' INFO DEL .*released' "$LOG")
+for step in record lock ipam vf-config rdma netdev state total; do
+	t_eq "$(grep -cE "[ ;]$step=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 "DEL line has $step ($line)"
+done
+t_not_contains "$line" "trace" "DEL line: no trace from a bad traceparent"
+TRACEPARENT=$TP t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
+TRACEPARENT=$TP t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
+t_contains "$(grep ' INFO DEL .*released' "$LOG" | tail -1)" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "DEL line names the trace"
+
+t_done
