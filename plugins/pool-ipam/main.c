@@ -118,8 +118,13 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 			log_warn("ipam.logFile: %s", why);
 	}
 	/* Tenants write NADs: the store goes only where the node allows. */
-	if (policy_resolve(POLICY_DATA, c->data_dir, path, sizeof(path), why, sizeof(why)) < 0) {
-		if (!store_only)
+	ret = policy_resolve(POLICY_DATA, c->data_dir, path, sizeof(path), why, sizeof(why));
+	if (ret < 0) {
+		/*
+		 * A broken node config stops DEL too: the store may hold what
+		 * an earlier ADD reserved, and the admin's fix releases it.
+		 */
+		if (!store_only || ret == -EINVAL)
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dataDir: %s", why);
 		/* No ADD could have stored anything there: nothing to release. */
 		log_warn("ipam.dataDir: %s: no reservation can be there, nothing to release", why);

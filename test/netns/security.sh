@@ -131,6 +131,16 @@ t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type
 	CNI_CONTAINERID=nc1 CNI_IFNAME=net1 CNI_NETNS="$pod" SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node3.json"
 t_eq "$(t_jq .code)" 7 "a broken node config: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "node config $T_TMP/node3.json" "names the node config"
+t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
+	CNI_CONTAINERID=nc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$T_RC" 0 "an address reserved while the node config was good ($T_OUT)"
+t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
+	CNI_CONTAINERID=nc2 CNI_IFNAME=net1 CNI_NETNS="$pod" SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node3.json"
+t_eq "$(t_jq .code)" 7 "DEL with the node config broken fails, naming it, rather than leaking ($T_OUT)"
+t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
+	CNI_CONTAINERID=nc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$T_RC" 0 "once it is fixed, the retried DEL releases ($T_OUT)"
+t_eq "$(ls "$T_TMP/pool/nc" | grep -c '^a-')" 0 "released"
 outside_unchanged "node config"
 
 t_done
