@@ -707,40 +707,6 @@ out_dst:
 	return ret;
 }
 
-/* ---- sysctl ---- */
-
-static bool valid_word(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
-int link_sysctl_set(const char *family, const char *ifname, const char *key, const char *value)
-{
-	char path[256];
-	size_t len = strlen(value);
-	ssize_t n;
-	int fd, ret = 0;
-
-	if (!valid_word(family) || !valid_word(key) || !cni_valid_ifname(ifname))
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, ifname, key);
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, len);
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != len)
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
 /* ---- announcements ---- */
 
 static int announce_v4(int ifindex, const uint8_t mac[6], const struct in_addr *ip)

@@ -90,14 +90,6 @@ int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table);
 int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table);
 
 /*
- * Per-interface sysctl of the *current* namespace, e.g.
- * link_sysctl_set("ipv4", "net1", "arp_notify", "1"): /proc/sys/net is
- * resolved against the namespace of whoever opens it, so call it after
- * netns_enter().
- */
-int link_sysctl_set(const char *family, const char *ifname, const char *key, const char *value);
-
-/*
  * Gratuitous ARP (IPv4) or unsolicited neighbour advertisement (IPv6) for
  * `cidr` on ifindex of the *current* namespace, so peers and the fabric drop
  * stale entries when an address moves between pods.

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "netns.h"
 #include "state.h"
+#include "sysctl.h"
 #include "sriov.h"
 #include "timing.h"
 
@@ -330,18 +331,19 @@ static void netdev_undo(struct add_ctx *c);
 
 static void pod_sysctls(struct add_ctx *c)
 {
-	int saved, ret;
+	const char *ifname = c->req->env.ifname;
+	char name[SYSCTL_NAME_MAX + 1];
+	int ret;
 
-	if (netns_enter(c->pod_fd, &saved) < 0)
-		return;
 	/* Peers learn the new MAC as soon as the link comes up, and again on every address. */
-	ret = link_sysctl_set("ipv4", c->req->env.ifname, "arp_notify", "1");
+	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
+	ret = sysctl_write_in(c->pod_fd, c->conf.proc_root, name, "1");
 	if (ret < 0)
-		log_warn("arp_notify on %s: %s", c->req->env.ifname, strerror(-ret));
-	ret = link_sysctl_set("ipv6", c->req->env.ifname, "ndisc_notify", "1");
+		log_warn("arp_notify on %s: %s", ifname, strerror(-ret));
+	snprintf(name, sizeof(name), "net.ipv6.conf.%s.ndisc_notify", ifname);
+	ret = sysctl_write_in(c->pod_fd, c->conf.proc_root, name, "1");
 	if (ret < 0 && ret != -ENOENT)
-		log_warn("ndisc_notify on %s: %s", c->req->env.ifname, strerror(-ret));
-	netns_leave(saved);
+		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
 }
 
 static int netdev_run(struct add_ctx *c, struct cni_error *err)

@@ -27,6 +27,7 @@
 #include "check.h"
 #include "link.h"
 #include "netns.h"
+#include "sysctl.h"
 #include "vf.h"
 
 static const uint8_t mac_a[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
@@ -221,7 +222,7 @@ static void test_addr_route(void)
 	CHECK_INT(link_sock_open(&ls), 0);
 	CHECK_INT(link_get_by_name(ls, "ar0", &i), 0);
 	idx = i.ifindex;
-	CHECK_INT(link_sysctl_set("ipv6", "ar0", "accept_dad", "0"), 0);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv6.conf.ar0.accept_dad", "0"), 0);
 	CHECK_INT(link_set_up(ls, idx, true), 0);
 
 	CHECK_INT(link_addr_add(ls, idx, "10.9.0.2/24"), 0);
@@ -281,16 +282,16 @@ static void test_sysctl(void)
 	int fd;
 
 	CHECK_INT(veth("sy0", "sy1"), 0);
-	CHECK_INT(link_sysctl_set("ipv4", "sy0", "arp_notify", "1"), 0);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv4.conf.sy0.arp_notify", "1"), 0);
 	fd = open("/proc/sys/net/ipv4/conf/sy0/arp_notify", O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
 	close(fd);
 	CHECK_STR(buf, "1\n");
-	CHECK_INT(link_sysctl_set("ipv4", "../../x", "arp_notify", "1"), -EINVAL);
-	CHECK_INT(link_sysctl_set("ipv4", "sy0", "arp_notify/../x", "1"), -EINVAL);
-	CHECK_INT(link_sysctl_set("ipv4/..", "sy0", "arp_notify", "1"), -EINVAL);
-	CHECK_INT(link_sysctl_set("ipv4", "sy0", "no_such_key", "1"), -ENOENT);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv4.conf.../../x.arp_notify", "1"), -EINVAL);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv4.conf.sy0.arp_notify/../x", "1"), -EINVAL);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv4/...conf.sy0.arp_notify", "1"), -EINVAL);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv4.conf.sy0.no_such_key", "1"), -ENOENT);
 	sh("ip link del sy0");
 }
 
@@ -413,8 +414,8 @@ static void test_announce(void)
 	CHECK_INT(link_get_by_name(ls, "ga0", &a), 0);
 	CHECK_INT(link_get_by_name(ls, "ga1", &b), 0);
 	CHECK_INT(link_set_mac(ls, a.ifindex, mac_a), 0);
-	CHECK_INT(link_sysctl_set("ipv6", "ga0", "accept_dad", "0"), 0);
-	CHECK_INT(link_sysctl_set("ipv6", "ga1", "accept_dad", "0"), 0);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv6.conf.ga0.accept_dad", "0"), 0);
+	CHECK_INT(sysctl_write_in(-1, "/proc", "net.ipv6.conf.ga1.accept_dad", "0"), 0);
 	CHECK_INT(link_set_up(ls, b.ifindex, true), 0);
 	CHECK_INT(link_set_up(ls, a.ifindex, true), 0);
 	CHECK_INT(link_addr_add(ls, a.ifindex, "10.9.1.2/24"), 0);
