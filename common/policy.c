@@ -174,7 +174,7 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 {
 	char real[PATH_MAX], list[512] = "";
 	size_t len, used = 0;
-	int i, ret;
+	int i, pass, ret;
 
 	ret = load();
 	if (ret < 0) {
@@ -185,20 +185,26 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		snprintf(why, whylen, "\"%s\" is not an absolute path without \".\" or \"..\"", path);
 		return -EPERM;
 	}
-	for (i = 0; i < pol.n[k]; i++) {
-		if (resolve_dir(pol.dirs[k][i], real, sizeof(real)) < 0)
-			continue;
-		len = under(path, pol.dirs[k][i]);
-		if (!len)
-			len = under(path, real);
-		if (!len)
-			continue;
-		if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
-			snprintf(why, whylen, "\"%s\" is too long", path);
-			return -EPERM;
+	/*
+	 * Every attach asks: match the directories as written first, and
+	 * resolve (a realpath each) only the one that holds the path; all of
+	 * them only when none does as written.
+	 */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < pol.n[k]; i++) {
+			len = pass ? 0 : under(path, pol.dirs[k][i]);
+			if ((!pass && !len) || resolve_dir(pol.dirs[k][i], real, sizeof(real)) < 0)
+				continue;
+			if (pass)
+				len = under(path, real);
+			if (!len)
+				continue;
+			if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
+				snprintf(why, whylen, "\"%s\" is too long", path);
+				return -EPERM;
+			}
+			return 0;
 		}
-		return 0;
-	}
 	for (i = 0; i < pol.n[k] && used < sizeof(list); i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
 					 pol.dirs[k][i]);
