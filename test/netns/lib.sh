@@ -15,6 +15,8 @@
 # Every test runs as root in namespaces and temporary directories it made
 # itself, and removes them on exit.
 
+# set -u, not -e: a command that fails in a test is a case that failed; the
+# test records it (t_fail) and goes on to the next case and to its cleanup.
 set -u
 : "${BUILD_DIR:?set BUILD_DIR to the meson build directory}"
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
