@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cni.h"
+#include "valid.h"
 
 #define NODE_CONFIG_MAX	65536
 
@@ -56,7 +56,7 @@ static int add_dir(enum policy_dir k, const char *dir)
 
 	if (pol.n[k] >= POLICY_MAX_DIRS)
 		return -ENOSPC;
-	if (!cni_valid_abs_path(dir) || len >= PATH_MAX)
+	if (!valid_abs_path(dir) || len >= PATH_MAX)
 		return -EINVAL;
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
@@ -181,7 +181,7 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		snprintf(why, whylen, "%s", pol.msg);
 		return -EINVAL;
 	}
-	if (!cni_valid_abs_path(path)) {
+	if (!valid_abs_path(path)) {
 		snprintf(why, whylen, "\"%s\" is not an absolute path without \".\" or \"..\"", path);
 		return -EPERM;
 	}

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cni.h"
 #include "netns.h"
 #include "sysctl.h"
 
