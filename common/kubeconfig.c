@@ -15,6 +15,7 @@
 
 #include <yaml.h>
 
+#include "file.h"
 #include "kubeconfig.h"
 
 #define KUBE_MAX_CONFIG	(1u << 20)	/* a kubeconfig with inline certificates is a few KiB */
@@ -96,69 +97,7 @@ bad:
 }
 
 /* ------------------------------------------------------------------ */
-/* files */
-
-static int read_file(const char *path, size_t max, char **data, size_t *len)
-{
-	struct stat st;
-	size_t cap = 4096, n = 0;
-	char *buf = NULL, *nbuf;
-	ssize_t got;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto out;
-	}
-	for (;;) {
-		if (n + 1 >= cap || !buf) {
-			if (cap > max + 1) {
-				r = -EFBIG;
-				goto out;
-			}
-			cap *= 2;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				r = -ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-		}
-		got = read(fd, buf + n, cap - n - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-		if (n > max) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	buf = NULL;
-out:
-	if (buf) {
-		/* It may hold a key or a token. */
-		explicit_bzero(buf, cap);
-		free(buf);
-	}
-	close(fd);
-	return r;
-}
+/* secrets */
 
 void kube_secret_free(char **p, size_t len)
 {
@@ -339,7 +278,7 @@ static int read_config_file(struct kcfg *k, const char *where, const char *key, 
 		n = snprintf(path, sizeof(path), "%s/%s", k->dir, file);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return KFAIL(k, -ENAMETOOLONG, "%s.%s: path too long", where, key);
-	r = read_file(path, max, data, len);
+	r = file_read_alloc(AT_FDCWD, path, O_NOCTTY, max, data, len);
 	if (r == -EFBIG)
 		return KFAIL(k, r, "%s.%s \"%s\": larger than %zu bytes; point it at the right file",
 			     where, key, path, max);
@@ -644,7 +583,7 @@ int kube_config_load(const char *path, struct kube_config *kc, char *err, size_t
 	if (ym_state < 0)
 		return kube_fail(err, errlen, ym_state, "cannot load libyaml (%s): install libyaml-0-2 "
 			    "to read a kubeconfig", ym_error);
-	r = read_file(path, KUBE_MAX_CONFIG, &text, &len);
+	r = file_read_alloc(AT_FDCWD, path, O_NOCTTY, KUBE_MAX_CONFIG, &text, &len);
 	if (r == -EFBIG)
 		return KFAIL(&k, r, "larger than %u bytes; is it a kubeconfig?", KUBE_MAX_CONFIG);
 	if (r == -EINVAL)
