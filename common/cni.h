@@ -2,29 +2,35 @@
 /*
  * cni: the CNI protocol, once, for every plugin.
  *
- * Environment (CNI_*), stdin, version negotiation, results encoded for the
- * requested version, errors as the spec's JSON object, delegation to another
- * plugin through CNI_PATH, and validation of everything that can reach a path.
+ * Environment (CNI_*), stdin, version negotiation, errors as the spec's JSON
+ * object, and the skeleton that dispatches a command to the plugin. Results
+ * are result.h (included here: the skeleton prints them), delegation to
+ * another plugin is delegate.h, and the name validators are valid.h
+ * (included here: every plugin judges the names the runtime sends).
  *
  * A plugin fills a struct cni_plugin and calls cni_plugin_main() from main().
  * Command handlers return 0, or non-zero with *err filled (cni_errorf()).
+ *
+ * Errors, one idiom. Below the plugin layer (link, vf, rdma, sysctl, policy,
+ * netns, lock, state, log, pool store) functions return 0 or -errno and know
+ * nothing of CNI: they do not include this header. A struct cni_error (code
+ * + message naming the field and the fix) is filled only by the plugin
+ * layer (plugins/, this skeleton, delegate) and by the modules whose job is
+ * to judge the runtime's input: config parsing (conf, ipam config, ippool
+ * config) and results (result.h). The plugin turns a -errno from below into
+ * a cni_error once, where it knows what was being done.
  */
 #ifndef CNI_H
 #define CNI_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <net/if.h>
 #include <cjson/cJSON.h>
+#include "result.h"
+#include "valid.h"
 
 #define CNI_MAX_STDIN		(1u << 20)
 #define CNI_SPEC_VERSION	"1.1.0"
-
-#define CNI_MAX_IFACES		8
-#define CNI_MAX_IPS		16
-#define CNI_MAX_ROUTES		64
-#define CNI_MAX_DNS		8
-#define CNI_UNSET		(-1)
 
 /* Error codes of the spec (SPEC.md "Error"), then ours from 100 on. */
 enum cni_code {
@@ -66,6 +72,8 @@ void cni_error_details(struct cni_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Print {cniVersion, code, msg, details} on stdout. */
 void cni_error_print(const struct cni_error *err, const char *version);
+/* Print o on stdout and flush: 0, or -ENOMEM / -EIO. */
+int cni_json_print(const cJSON *o);
 
 enum cni_cmd {
 	CNI_CMD_NONE = 0,
@@ -119,77 +127,6 @@ void cni_env_free(struct cni_env *env);
 /* Value of a CNI_ARGS key, or NULL. */
 const char *cni_env_arg(const struct cni_env *env, const char *key);
 
-/* ---- validation of what reaches a path (code 4 for env, 7 for config) ---- */
-
-/* The spec's pattern ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, at most 200 bytes. */
-bool cni_valid_container_id(const char *id);
-/*
- * CNI_NETNS: an absolute path (as cni_valid_abs_path) without control
- * characters and shorter than CNI_NETNS_MAX, so that every record that
- * holds it can be read back.
- */
-#define CNI_NETNS_MAX		1024
-bool cni_valid_netns_path(const char *path);
-/* 1..15 bytes, not "." or "..", no '/', ':' or whitespace. */
-bool cni_valid_ifname(const char *name);
-/* Same pattern as a container ID: it names a directory. */
-bool cni_valid_network_name(const char *name);
-/*
- * Absolute, shorter than PATH_MAX, no "." or ".." component: a path from a
- * config is opened as root, so it must say plainly where it goes.
- */
-bool cni_valid_abs_path(const char *path);
-
-/* ---- results ---- */
-
-struct cni_iface {
-	char name[IFNAMSIZ];
-	char mac[18];			/* "" when unset */
-	int mtu;			/* 0 when unset; emitted for >= 1.1.0 */
-	char sandbox[4096];		/* "" for host interfaces */
-	char pci_id[32];		/* emitted for >= 1.1.0 */
-};
-
-struct cni_ip {
-	char address[64];		/* CIDR, e.g. "10.1.0.5/24" */
-	char gateway[48];		/* "" when unset */
-	int iface;			/* index into ifaces, CNI_UNSET when absent */
-};
-
-struct cni_route {
-	char dst[64];			/* CIDR */
-	char gw[48];			/* "" when unset */
-	int mtu, advmss, priority, table, scope;	/* CNI_UNSET when absent */
-};
-
-struct cni_dns {
-	int n_nameservers;
-	char nameservers[CNI_MAX_DNS][48];
-	char domain[256];
-	int n_search;
-	char search[CNI_MAX_DNS][256];
-	int n_options;
-	char options[CNI_MAX_DNS][64];
-};
-
-struct cni_result {
-	int n_ifaces;
-	struct cni_iface ifaces[CNI_MAX_IFACES];
-	int n_ips;
-	struct cni_ip ips[CNI_MAX_IPS];
-	int n_routes;
-	struct cni_route routes[CNI_MAX_ROUTES];
-	struct cni_dns dns;
-};
-
-void cni_result_init(struct cni_result *r);
-void cni_route_init(struct cni_route *rt);
-/* Parse a result of any supported version (prevResult, a delegate's stdout). */
-int cni_result_parse(const cJSON *json, struct cni_result *r, struct cni_error *err);
-/* Encode for the requested version: < 1.0.0 adds ips[].version, < 1.1.0 drops mtu/pciID. */
-cJSON *cni_result_encode(const struct cni_result *r, const char *version);
-int cni_result_print(const struct cni_result *r, const char *version);
-
 /* ---- a request: env + parsed stdin ---- */
 
 struct cni_request {
@@ -222,18 +159,6 @@ struct cni_plugin {
  */
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv);
 
-/* ---- delegation ---- */
-
-/*
- * Run plugin `type` found in CNI_PATH with the request's env, CNI_COMMAND
- * replaced by `cmd`, and the request's stdin. Its stderr passes through.
- * On ADD, *res (if not NULL) gets the parsed result. A failing delegate's
- * error object is propagated into *err with its code, its msg prefixed
- * by the plugin name.
- */
-int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
-		 struct cni_result *res, struct cni_error *err);
-
 /* ---- GC ---- */
 
 struct cni_attachment {
@@ -250,13 +175,5 @@ int cni_gc_valid_attachments(const struct cni_request *req, struct cni_attachmen
 			     int *n, struct cni_error *err);
 bool cni_attachment_valid(const struct cni_attachment *list, int n,
 			  const char *container_id, const char *ifname);
-
-/*
- * The route as the spec means it: without "gw", via the IPAM's gateway,
- * that of the result's first address of the route's family that has one;
- * on-link only when there is none.
- */
-void cni_route_resolve(const struct cni_result *r, const struct cni_route *rt,
-		       struct cni_route *out);
 
 #endif

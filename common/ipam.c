@@ -893,7 +893,7 @@ static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_
 		return -EINVAL;
 	if (!s)
 		return 0;
-	if (!cni_valid_abs_path(s))
+	if (!valid_abs_path(s))
 		return conf_invalid(err,
 			       "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       key, s);

@@ -102,7 +102,7 @@ static int parse_one(const cJSON *obj, const char *where, struct ippool_conf *pc
 			       where, ns, IPPOOL_NAMESPACE_MAX);
 	snprintf(pc->ns, sizeof(pc->ns), "%s", ns ? ns : IPPOOL_DEFAULT_NAMESPACE);
 	pc->kind = kind < 0 ? IPPOOL_KIND_IPPOOL : (enum ippool_kind)kind;
-	if (kc && !cni_valid_abs_path(kc))
+	if (kc && !valid_abs_path(kc))
 		return conf_invalid(err,
 			       "%s.kubeconfig: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       where, kc);

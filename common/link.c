@@ -34,6 +34,7 @@
 #include <linux/fib_rules.h>
 #include "link.h"
 #include "netns.h"
+#include "valid.h"
 
 struct link_sock {
 	struct nl_sock *nl;
@@ -196,7 +197,7 @@ int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *i
 	struct rtnl_link *l;
 	int ret;
 
-	if (!cni_valid_ifname(name))
+	if (!valid_ifname(name))
 		return -EINVAL;
 	ret = get_link(ls, 0, name, &l);
 	if (ret < 0)
@@ -240,7 +241,7 @@ int link_set_name(struct link_sock *ls, int ifindex, const char *name)
 	struct rtnl_link *c;
 	int ret;
 
-	if (!cni_valid_ifname(name))
+	if (!valid_ifname(name))
 		return -EINVAL;
 	c = rtnl_link_alloc();
 	if (!c)

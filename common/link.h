@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <libmnl/libmnl.h>
-#include "cni.h"
+#include "result.h"
 
 struct link_sock;
 

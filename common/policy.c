@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cni.h"
+#include "file.h"
+#include "valid.h"
 
 #define NODE_CONFIG_MAX	65536
 
@@ -56,7 +57,7 @@ static int add_dir(enum policy_dir k, const char *dir)
 
 	if (pol.n[k] >= POLICY_MAX_DIRS)
 		return -ENOSPC;
-	if (!cni_valid_abs_path(dir) || len >= PATH_MAX)
+	if (!valid_abs_path(dir) || len >= PATH_MAX)
 		return -EINVAL;
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
@@ -72,10 +73,8 @@ static int load(void)
 	char *buf = NULL;
 	const cJSON *arr, *it;
 	cJSON *j = NULL;
-	struct stat st;
-	ssize_t n = 0;
 	size_t len = 0;
-	int fd, k, i, ret = 0;
+	int k, i, ret = 0;
 
 	if (pol.loaded)
 		return pol.err;
@@ -86,25 +85,15 @@ static int load(void)
 	if (!file || !*file)
 		file = POLICY_NODE_CONFIG;
 	/* Non-blocking and regular only: a FIFO here must not hang every pod's attach. */
-	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : fail(-errno, file, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > NODE_CONFIG_MAX) {
-		close(fd);
+	ret = file_read_alloc(AT_FDCWD, file, O_NONBLOCK, NODE_CONFIG_MAX, &buf, &len);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret == -EISDIR || ret == -EINVAL || ret == -EFBIG)
 		return fail(-EINVAL, file, "not a regular file of at most 64 KiB");
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
+	if (ret == -ENOMEM)
 		return fail(-ENOMEM, file, "out of memory");
-	}
-	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0) {
-		ret = fail(-errno, file, strerror(errno));
-		goto out;
-	}
+	if (ret < 0)
+		return fail(ret, file, strerror(-ret));
 	j = cJSON_ParseWithLength(buf, len);
 	if (!cJSON_IsObject(j)) {
 		ret = fail(-EINVAL, file, "not a JSON object");
@@ -181,7 +170,7 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		snprintf(why, whylen, "%s", pol.msg);
 		return -EINVAL;
 	}
-	if (!cni_valid_abs_path(path)) {
+	if (!valid_abs_path(path)) {
 		snprintf(why, whylen, "\"%s\" is not an absolute path without \".\" or \"..\"", path);
 		return -EPERM;
 	}

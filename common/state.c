@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "state.h"
 
 /* One path component: never empty, ".", ".." or containing '/'. */
@@ -180,72 +181,13 @@ int state_write_atomic(int dirfd, const char *name, const void *data, size_t len
 
 int state_read(int dirfd, const char *name, char **data, size_t *len, size_t max)
 {
-	size_t n = 0, cap;
-	struct stat st;
-	char *buf;
-	int fd, r = 0;
+	int r;
 
 	if (!valid_name(name))
 		return -EINVAL;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		goto out_close;
-	}
-	if ((size_t)st.st_size > max) {
-		r = -EFBIG;
-		goto out_close;
-	}
-	/* The size can change under us: read until EOF, never past max. */
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out_close;
-	}
-	for (;;) {
-		ssize_t got = read(fd, buf + n, cap - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = -errno;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-		if (n > max) {
-			r = -EFBIG;
-			break;
-		}
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2 + 1);
-
-			if (!nb) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (r) {
-		free(buf);
-		goto out_close;
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-out_close:
-	close(fd);
-	return r;
+	r = file_read_alloc(dirfd, name, O_NOFOLLOW | O_NONBLOCK, max, data, len);
+	/* A directory in place of a record is as wrong as any other non-file. */
+	return r == -EISDIR ? -EINVAL : r;
 }
 
 int state_remove(int dirfd, const char *name)

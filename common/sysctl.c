@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cni.h"
+#include "file.h"
 #include "netns.h"
 #include "sysctl.h"
 
@@ -175,12 +175,10 @@ int sysctl_read_in(int netns_fd, const char *proc_root, const char *name, char *
 	ret = open_in(netns_fd, path, O_RDONLY, &fd);
 	if (ret < 0)
 		return ret;
-	n = read(fd, buf, len - 1);
-	ret = n < 0 ? -errno : 0;
+	n = file_read_fd(fd, buf, len);
 	close(fd);
-	if (ret < 0)
-		return ret;
-	buf[n] = '\0';
+	if (n < 0)
+		return (int)n;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return 0;

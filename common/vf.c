@@ -29,7 +29,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
-#include "cni.h"
+#include "valid.h"
 #include "lock.h"
 #include "netns.h"
 #include "state.h"
@@ -697,7 +697,7 @@ int vf_pf_open(const char *pf_netdev, struct vf_pf **pf)
 	int ret;
 
 	/* A backend may name files after it: the same rule as any interface name. */
-	if (!cni_valid_ifname(pf_netdev))
+	if (!valid_ifname(pf_netdev))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -910,9 +910,9 @@ static int owner_from_json(const cJSON *o, struct vf_owner *w)
 	w->host_mtu = (int)mtu;
 	w->rdma_index = (uint32_t)idx;
 	/* What DEL may act on: names the kernel and the CNI spec accept. */
-	if (!cni_valid_container_id(w->container_id) || !cni_valid_ifname(w->ifname) ||
-	    !cni_valid_netns_path(w->netns) ||
-	    (w->host_ifname[0] && !cni_valid_ifname(w->host_ifname)))
+	if (!valid_container_id(w->container_id) || !valid_ifname(w->ifname) ||
+	    !valid_netns_path(w->netns) ||
+	    (w->host_ifname[0] && !valid_ifname(w->host_ifname)))
 		return -EBADMSG;
 	return 0;
 }
@@ -961,7 +961,7 @@ static void marker_read(struct vf_claim *claim)
 	if (data[0] == '/' && !strchr(data, '{')) {
 		while (len && data[len - 1] == '\n')
 			data[--len] = '\0';
-		if (cni_valid_netns_path(data)) {
+		if (valid_netns_path(data)) {
 			strcpy(claim->owner.netns, data);
 			claim->marker = VF_MARKER_READ;
 		}

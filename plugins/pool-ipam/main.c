@@ -62,7 +62,7 @@ static int load_store_only(const cJSON *ipam, struct ipam_conf *c, struct cni_er
 	memset(c, 0, sizeof(*c));
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
 	if (cJSON_IsString(dir)) {
-		if (!cni_valid_abs_path(dir->valuestring) ||
+		if (!valid_abs_path(dir->valuestring) ||
 		    strlen(dir->valuestring) >= sizeof(c->data_dir))
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 					  "ipam.dataDir: \"%s\" is not an absolute path without \".\" or \"..\" components, so the store to release from is unknown; restore the NAD's dataDir, or remove this attachment's c-<containerID>:<ifname>.* entries and the a-<address> entries they name from the store by hand",
@@ -132,7 +132,7 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 	} else {
 		snprintf(c->data_dir, sizeof(c->data_dir), "%s", path);
 	}
-	if (!req->name || !cni_valid_network_name(req->name))
+	if (!req->name || !valid_network_name(req->name))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "name: \"%s\" cannot name a store directory (want letters, digits, '_', '.', '-', starting with a letter or digit)",
 				  req->name ? req->name : "");
@@ -144,11 +144,11 @@ static int owner_of(const struct cni_request *req, struct pool_owner *o, struct 
 	o->container_id = req->env.container_id;
 	o->ifname = req->env.ifname;
 	o->netns = req->env.netns;
-	if (!o->container_id || !cni_valid_container_id(o->container_id))
+	if (!o->container_id || !valid_container_id(o->container_id))
 		return cni_errorf(err, CNI_ERR_INVALID_ENV,
 				  "CNI_CONTAINERID: \"%s\" is not a valid container ID",
 				  o->container_id ? o->container_id : "");
-	if (!o->ifname || !cni_valid_ifname(o->ifname))
+	if (!o->ifname || !valid_ifname(o->ifname))
 		return cni_errorf(err, CNI_ERR_INVALID_ENV,
 				  "CNI_IFNAME: \"%s\" is not a valid interface name",
 				  o->ifname ? o->ifname : "");

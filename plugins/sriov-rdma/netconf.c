@@ -38,7 +38,7 @@ int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_
 
 	if (conf_string(req->conf, "", "stateDir", &s, false, err))
 		return -EINVAL;
-	if (!cni_valid_abs_path(s)) {
+	if (!valid_abs_path(s)) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "stateDir: \"%s\" must be an absolute path without \"..\"", s);
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
@@ -73,7 +73,7 @@ int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 	if (file && file[0]) {
 		char resolved[PATH_MAX], why[768];
 
-		if (!cni_valid_abs_path(file)) {
+		if (!valid_abs_path(file)) {
 			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
 			return -EINVAL;
@@ -144,7 +144,7 @@ static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 		return 0;
 	if (conf_string(ipam, "ipam", "type", &conf->ipam_type, true, err))
 		return -EINVAL;
-	if (!cni_valid_network_name(conf->ipam_type)) {
+	if (!valid_network_name(conf->ipam_type)) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "ipam.type: \"%s\" is not a plugin name", conf->ipam_type);
 		cni_error_details(err, "name a plugin binary in CNI_PATH, e.g. \"pool-ipam\"");
@@ -315,7 +315,7 @@ static int env_path(const char *var, const char *fallback, const char **out,
 	const char *v = getenv(var);
 
 	*out = v && v[0] ? v : fallback;
-	if (*out && !cni_valid_abs_path(*out)) {
+	if (*out && !valid_abs_path(*out)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV,
 			   "%s: \"%s\" must be an absolute path without \"..\"", var, *out);
 		return -EINVAL;

@@ -80,7 +80,7 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 	const char *root = getenv(SRIOV_ENV_PROC_ROOT);
 
 	conf->proc_root = root && root[0] ? root : SYSCTL_DEFAULT_PROC_ROOT;
-	if (!cni_valid_abs_path(conf->proc_root)) {
+	if (!valid_abs_path(conf->proc_root)) {
 		cni_errorf(err, CNI_ERR_INVALID_ENV, "%s: \"%s\" must be an absolute path "
 			   "without \"..\"", SRIOV_ENV_PROC_ROOT, conf->proc_root);
 		return -EINVAL;

@@ -288,10 +288,10 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 		strcpy(r->addrs[r->n_addrs++], a->valuestring);
 	}
 	/* Names came from a file and reach the kernel and paths: they must still be valid. */
-	if (!cni_valid_container_id(r->container_id) || !cni_valid_ifname(r->ifname) ||
-	    (r->netns[0] && !cni_valid_netns_path(r->netns)) || !bdf_ok(r->bdf, true) ||
-	    !bdf_ok(r->pf_bdf, false) || (r->pf_netdev[0] && !cni_valid_ifname(r->pf_netdev)) ||
-	    (r->host_ifname[0] && !cni_valid_ifname(r->host_ifname)))
+	if (!valid_container_id(r->container_id) || !valid_ifname(r->ifname) ||
+	    (r->netns[0] && !valid_netns_path(r->netns)) || !bdf_ok(r->bdf, true) ||
+	    !bdf_ok(r->pf_bdf, false) || (r->pf_netdev[0] && !valid_ifname(r->pf_netdev)) ||
+	    (r->host_ifname[0] && !valid_ifname(r->host_ifname)))
 		return -EBADMSG;
 	/* DEL renames the RDMA device back to this name: it must be one the kernel takes. */
 	if ((r->rdma_dev[0] && !rdma_dev_name_valid(r->rdma_dev)) ||
@@ -372,7 +372,7 @@ int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni
 {
 	char why[768];
 
-	if (!cni_valid_abs_path(path) || path[strlen(path) - 1] == '/') {
+	if (!valid_abs_path(path) || path[strlen(path) - 1] == '/') {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
 			   "without \"..\"", path);

@@ -17,6 +17,7 @@
 #include <net/if.h>
 #include <cjson/cJSON.h>
 #include "cni.h"
+#include "delegate.h"
 #include "link.h"
 #include "rdma.h"
 #include "vf.h"

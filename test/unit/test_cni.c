@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cni.h"
+#include "delegate.h"
 #include "log.h"
 
 static char tmpdir[64];
@@ -43,72 +44,72 @@ static void test_valid_container_id(void)
 {
 	char long_id[256];
 
-	CHECK(cni_valid_container_id("3f2a1b0c9d8e"));
-	CHECK(cni_valid_container_id("a_b.c-d"));
-	CHECK(!cni_valid_container_id(""));
-	CHECK(!cni_valid_container_id(".."));
-	CHECK(!cni_valid_container_id("../x"));
-	CHECK(!cni_valid_container_id("a/b"));
-	CHECK(!cni_valid_container_id("-abc"));
-	CHECK(!cni_valid_container_id(".hidden"));
-	CHECK(!cni_valid_container_id("a b"));
-	CHECK(!cni_valid_container_id("a\nb"));
-	CHECK(!cni_valid_container_id("caf\xc3\xa9"));
+	CHECK(valid_container_id("3f2a1b0c9d8e"));
+	CHECK(valid_container_id("a_b.c-d"));
+	CHECK(!valid_container_id(""));
+	CHECK(!valid_container_id(".."));
+	CHECK(!valid_container_id("../x"));
+	CHECK(!valid_container_id("a/b"));
+	CHECK(!valid_container_id("-abc"));
+	CHECK(!valid_container_id(".hidden"));
+	CHECK(!valid_container_id("a b"));
+	CHECK(!valid_container_id("a\nb"));
+	CHECK(!valid_container_id("caf\xc3\xa9"));
 	memset(long_id, 'a', 200);
 	long_id[200] = '\0';
-	CHECK(cni_valid_container_id(long_id));
+	CHECK(valid_container_id(long_id));
 	long_id[200] = 'a';
 	long_id[201] = '\0';
-	CHECK(!cni_valid_container_id(long_id));
+	CHECK(!valid_container_id(long_id));
 }
 
 static void test_valid_ifname(void)
 {
-	CHECK(cni_valid_ifname("net1"));
-	CHECK(cni_valid_ifname("eth0.100"));
-	CHECK(cni_valid_ifname("-x"));
-	CHECK(cni_valid_ifname("123456789012345"));
-	CHECK(!cni_valid_ifname("1234567890123456"));
-	CHECK(!cni_valid_ifname(""));
-	CHECK(!cni_valid_ifname("."));
-	CHECK(!cni_valid_ifname(".."));
-	CHECK(!cni_valid_ifname("a/b"));
-	CHECK(!cni_valid_ifname("a:b"));
-	CHECK(!cni_valid_ifname("a b"));
-	CHECK(!cni_valid_ifname("a\tb"));
-	CHECK(!cni_valid_ifname(NULL));
+	CHECK(valid_ifname("net1"));
+	CHECK(valid_ifname("eth0.100"));
+	CHECK(valid_ifname("-x"));
+	CHECK(valid_ifname("123456789012345"));
+	CHECK(!valid_ifname("1234567890123456"));
+	CHECK(!valid_ifname(""));
+	CHECK(!valid_ifname("."));
+	CHECK(!valid_ifname(".."));
+	CHECK(!valid_ifname("a/b"));
+	CHECK(!valid_ifname("a:b"));
+	CHECK(!valid_ifname("a b"));
+	CHECK(!valid_ifname("a\tb"));
+	CHECK(!valid_ifname(NULL));
 }
 
 static void test_valid_network_name(void)
 {
-	CHECK(cni_valid_network_name("rdma-net"));
-	CHECK(cni_valid_network_name("a.b_c"));
-	CHECK(!cni_valid_network_name("../n"));
-	CHECK(!cni_valid_network_name(".."));
-	CHECK(!cni_valid_network_name("a/b"));
-	CHECK(!cni_valid_network_name("-net"));
-	CHECK(!cni_valid_network_name("my net"));
-	CHECK(!cni_valid_network_name(""));
+	CHECK(valid_network_name("rdma-net"));
+	CHECK(valid_network_name("a.b_c"));
+	CHECK(!valid_network_name("../n"));
+	CHECK(!valid_network_name(".."));
+	CHECK(!valid_network_name("a/b"));
+	CHECK(!valid_network_name("-net"));
+	CHECK(!valid_network_name("my net"));
+	CHECK(!valid_network_name(""));
 }
 
 static void test_valid_abs_path(void)
 {
 	char long_path[PATH_MAX + 1];
 
-	CHECK(cni_valid_abs_path("/var/lib/cni/sriov-rdma"));
-	CHECK(cni_valid_abs_path("/var//lib/cni..d/.hidden/"));
-	CHECK(!cni_valid_abs_path("var/lib"));
-	CHECK(!cni_valid_abs_path("/var/lib/../../etc"));
-	CHECK(!cni_valid_abs_path("/var/.."));
-	CHECK(!cni_valid_abs_path("/var/./lib"));
-	CHECK(!cni_valid_abs_path(""));
-	CHECK(!cni_valid_abs_path(NULL));
+	CHECK(valid_abs_path("/var/lib/cni/sriov-rdma"));
+	CHECK(valid_abs_path("/var//lib/cni..d/.hidden/"));
+	CHECK(!valid_abs_path("var/lib"));
+	CHECK(!valid_abs_path("/var/lib/../../etc"));
+	CHECK(!valid_abs_path("/var/.."));
+	CHECK(!valid_abs_path("/var/./lib"));
+	CHECK(!valid_abs_path(""));
+	CHECK(!valid_abs_path(NULL));
 	memset(long_path, 'a', sizeof(long_path));
 	long_path[0] = '/';
 	long_path[PATH_MAX] = '\0';
-	CHECK(!cni_valid_abs_path(long_path));
+	CHECK(!valid_abs_path(long_path));
 	long_path[PATH_MAX - 1] = '\0';
-	CHECK(cni_valid_abs_path(long_path));
+	CHECK(valid_abs_path(long_path));
 }
 
 static void set_env(const char *cmd, const char *cid, const char *netns, const char *ifname,
@@ -196,17 +197,17 @@ static void test_env_netns_path(void)
 {
 	struct cni_env env;
 	struct cni_error err;
-	char long_ns[CNI_NETNS_MAX + 1];
+	char long_ns[VALID_NETNS_MAX + 1];
 
 	memset(long_ns, 'n', sizeof(long_ns) - 1);
 	long_ns[0] = '/';
-	long_ns[CNI_NETNS_MAX] = '\0';
+	long_ns[VALID_NETNS_MAX] = '\0';
 	set_env("ADD", "c1", long_ns, "net1", NULL);
 	CHECK(load(&err) != 0);
 	CHECK_INT(err.code, CNI_ERR_INVALID_ENV);
 	CHECK_HAS(err.msg, "CNI_NETNS");
 	CHECK_HAS(err.msg, "at most 1023 bytes");
-	long_ns[CNI_NETNS_MAX - 1] = '\0';
+	long_ns[VALID_NETNS_MAX - 1] = '\0';
 	set_env("ADD", "c1", long_ns, "net1", NULL);
 	CHECK_INT(load(&err), 0);
 	set_env("CHECK", "c1", "var/run/netns/p", "net1", NULL);
@@ -217,7 +218,7 @@ static void test_env_netns_path(void)
 	set_env("ADD", "c1", "/var/run/netns/../../etc", "net1", NULL);
 	CHECK(load(&err) != 0);
 	/* DEL needs no namespace: an unusable path is taken as one that is gone. */
-	long_ns[CNI_NETNS_MAX - 1] = 'n';
+	long_ns[VALID_NETNS_MAX - 1] = 'n';
 	set_env("DEL", "c1", long_ns, "net1", NULL);
 	memset(&err, 0, sizeof(err));
 	CHECK_INT(cni_env_load(&env, &err), 0);

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Moved out of cni.c with cni_delegate() keeping its name (see delegate.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cni.h"
+#include "delegate.h"
+#include "result.h"
+#include "valid.h"
+
+extern char **environ;
+
+static int find_plugin(const char *type, const char *cni_path, char *out, size_t size)
+{
+	const char *p = cni_path;
+
+	while (p && *p) {
+		const char *colon = strchr(p, ':');
+		size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
+		struct stat st;
+
+		if (dlen && (size_t)snprintf(out, size, "%.*s/%s", (int)dlen, p, type) < size &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		p = colon ? colon + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+/* environ with CNI_COMMAND replaced: an array of pointers into environ plus one owned string. */
+static char **child_env(const char *verb, char **owned)
+{
+	size_t n = 0, j = 0;
+	char **envp;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp || asprintf(owned, "CNI_COMMAND=%s", verb) < 0) {
+		free(envp);
+		*owned = NULL;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "CNI_COMMAND=", 12) != 0)
+			envp[j++] = environ[i];
+	envp[j] = *owned;
+	return envp;
+}
+
+/*
+ * Feed stdin and collect stdout at the same time: a plugin may print before
+ * it has read everything, and neither pipe holds a whole config.
+ */
+static int pump(int in_fd, const char *data, size_t len, int out_fd, char **out, size_t *out_len)
+{
+	size_t off = 0, n = 0, cap = 4096;
+	char *b = malloc(cap + 1), *nb;
+	int r = 0;
+
+	if (!b)
+		return -ENOMEM;
+	if (in_fd >= 0 && len == 0) {
+		close(in_fd);
+		in_fd = -1;
+	}
+	while (out_fd >= 0) {
+		struct pollfd pfd[2] = {
+			{ .fd = out_fd, .events = POLLIN },
+			{ .fd = in_fd, .events = POLLOUT },
+		};
+		ssize_t w;
+
+		if (poll(pfd, in_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (in_fd >= 0 && pfd[1].revents) {
+			w = write(in_fd, data + off, len - off);
+			/* EPIPE: the plugin did not want its stdin, which is its right. */
+			if (w > 0)
+				off += (size_t)w;
+			if ((w < 0 && errno != EINTR && errno != EAGAIN) || off == len) {
+				close(in_fd);
+				in_fd = -1;
+			}
+		}
+		if (pfd[0].revents) {
+			if (n == cap) {
+				if (cap >= CNI_MAX_STDIN) {
+					r = -EFBIG;
+					break;
+				}
+				cap *= 2;
+				nb = realloc(b, cap + 1);
+				if (!nb) {
+					r = -ENOMEM;
+					break;
+				}
+				b = nb;
+			}
+			w = read(out_fd, b + n, cap - n);
+			if (w < 0 && errno != EINTR && errno != EAGAIN) {
+				r = -errno;
+				break;
+			}
+			if (w == 0)
+				break;
+			if (w > 0)
+				n += (size_t)w;
+		}
+	}
+	if (in_fd >= 0)
+		close(in_fd);
+	if (r) {
+		free(b);
+		return r;
+	}
+	b[n] = '\0';
+	*out = b;
+	*out_len = n;
+	return 0;
+}
+
+static void delegate_failed(const char *type, int status, const char *out, struct cni_error *err)
+{
+	cJSON *o = cJSON_Parse(out);
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(o, "msg");
+	const cJSON *details = cJSON_GetObjectItemCaseSensitive(o, "details");
+
+	if (cJSON_IsNumber(code) && code->valueint > 0) {
+		cni_errorf(err, code->valueint, "%s: %s", type,
+			   cJSON_IsString(msg) ? msg->valuestring : "failed");
+		if (cJSON_IsString(details) && details->valuestring[0])
+			cni_error_details(err, "%s", details->valuestring);
+	} else {
+		size_t line = strcspn(out, "\n");
+
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s failed with exit status %d%s%.*s", type, status,
+			   line ? ": " : " and no output", (int)(line > 200 ? 200 : line), out);
+	}
+	cJSON_Delete(o);
+}
+
+static int delegate_result(const char *type, const char *out, struct cni_result *res,
+			   struct cni_error *err)
+{
+	struct cni_error perr = { 0 };
+	cJSON *o = cJSON_Parse(out);
+	int r;
+
+	if (!o)
+		return cni_errorf(err, CNI_ERR_DECODE, "%s: its result is not JSON (output starts \"%.40s\")",
+				  type, out);
+	r = cni_result_parse(o, res, &perr);
+	cJSON_Delete(o);
+	if (r)
+		return cni_errorf(err, CNI_ERR_DECODE, "%s: invalid %s", type, perr.msg);
+	return 0;
+}
+
+int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		 struct cni_result *res, struct cni_error *err)
+{
+	char exe[PATH_MAX], *owned = NULL, **envp = NULL, *out = NULL;
+	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, status, r, ret = -1;
+	posix_spawn_file_actions_t fa;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	char *argv[2];
+	size_t out_len;
+	pid_t pid;
+
+	if (!type || !valid_plugin_type(type))
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "plugin type \"%s\" is invalid: it must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+				  type ? type : "");
+	if (find_plugin(type, req->env.path, exe, sizeof(exe)))
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "plugin type \"%s\": no executable of that name in CNI_PATH \"%s\"",
+				  type, req->env.path ? req->env.path : "");
+	envp = child_env(cni_cmd_name(cmd), &owned);
+	if (!envp)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
+	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: pipe: %s", type, strerror(errno));
+		goto out_pipes;
+	}
+	if (posix_spawn_file_actions_init(&fa)) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
+		goto out_pipes;
+	}
+	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, outp[1], STDOUT_FILENO);
+	argv[0] = (char *)type;
+	argv[1] = NULL;
+	r = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(r));
+		goto out_pipes;
+	}
+	close(in[0]);
+	close(outp[1]);
+	in[0] = outp[1] = -1;
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	r = pump(in[1], req->stdin_buf ? req->stdin_buf : "", req->stdin_len, outp[0], &out,
+		 &out_len);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	in[1] = -1;
+	close(outp[0]);
+	outp[0] = -1;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "%s: waitpid: %s", type, strerror(errno));
+			goto out_free;
+		}
+	if (r == -EFBIG) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: printed more than 1 MiB", type);
+		goto out_free;
+	}
+	if (r) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: reading its output: %s", type, strerror(-r));
+		goto out_free;
+	}
+	if (WIFSIGNALED(status)) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s was killed by signal %d (%s)", type,
+			   WTERMSIG(status), strsignal(WTERMSIG(status)));
+		goto out_free;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		delegate_failed(type, WEXITSTATUS(status), out, err);
+		goto out_free;
+	}
+	if (cmd == CNI_CMD_ADD && res && delegate_result(type, out, res, err))
+		goto out_free;
+	ret = 0;
+out_free:
+	free(out);
+out_pipes:
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+	}
+	free(owned);
+	free(envp);
+	return ret;
+}

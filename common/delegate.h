@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * delegate: run another plugin (the IPAM) as the runtime would, through
+ * CNI_PATH, and read its answer.
+ *
+ * Split out of cni.{c,h}; cni_delegate() kept its name (the file is named
+ * after it) so that the plugins calling it did not change.
+ */
+#ifndef DELEGATE_H
+#define DELEGATE_H
+
+#include "cni.h"
+
+/*
+ * Run plugin `type` found in CNI_PATH with the request's env, CNI_COMMAND
+ * replaced by `cmd`, and the request's stdin. Its stderr passes through.
+ * On ADD, *res (if not NULL) gets the parsed result. A failing delegate's
+ * error object is propagated into *err with its code, its msg prefixed
+ * by the plugin name.
+ */
+int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		 struct cni_result *res, struct cni_error *err);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * file: read a whole small file, once, for everyone (sysfs and procfs
+ * attributes, config files, records).
+ *
+ * dirfd and name are as for openat(2): AT_FDCWD or an absolute name for a
+ * plain path. flags are added to O_RDONLY | O_CLOEXEC: O_NOFOLLOW where a
+ * link in the name would be an attack or damage, O_NONBLOCK where a FIFO
+ * put in place of the file must not hang the caller. Every function returns
+ * -errno on failure.
+ */
+#ifndef FILE_H
+#define FILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Read from fd until EOF or until buf holds size - 1 bytes (what is beyond
+ * is left unread), and NUL-terminate: the number of bytes read.
+ */
+ssize_t file_read_fd(int fd, char *buf, size_t size);
+/* file_read_fd() on name, opened and closed here. */
+ssize_t file_read(int dirfd, const char *name, int flags, char *buf, size_t size);
+/*
+ * A whole regular file into *data (malloc'd, NUL-terminated, *len bytes
+ * without the NUL). -EFBIG when it holds more than max bytes, -EISDIR for a
+ * directory, -EINVAL for anything else that is not a regular file. What was
+ * read is wiped before it is freed on failure: it may be a key or a token.
+ */
+int file_read_alloc(int dirfd, const char *name, int flags, size_t max, char **data,
+		    size_t *len);
+
+#endif

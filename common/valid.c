@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Moved out of cni.c; the validators were cni_valid_*, now valid_* (see valid.h). */
+#include <ctype.h>
+#include <limits.h>
+#include <string.h>
+#include <net/if.h>
+
+#include "valid.h"
+
+static bool valid_id(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s || !isalnum((unsigned char)s[0]) || !isascii((unsigned char)s[0]))
+		return false;
+	for (n = 1; s[n]; n++) {
+		unsigned char c = (unsigned char)s[n];
+
+		if (!(isascii(c) && (isalnum(c) || c == '_' || c == '.' || c == '-')))
+			return false;
+	}
+	return n <= max;
+}
+
+bool valid_container_id(const char *id)
+{
+	return valid_id(id, 200);
+}
+
+bool valid_network_name(const char *name)
+{
+	return valid_id(name, 200);
+}
+
+bool valid_abs_path(const char *path)
+{
+	const char *c = path;
+	size_t n;
+
+	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
+		return false;
+	while (*c) {
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+	}
+	return true;
+}
+
+bool valid_netns_path(const char *path)
+{
+	size_t n;
+
+	if (!valid_abs_path(path))
+		return false;
+	for (n = 0; path[n]; n++)
+		if (iscntrl((unsigned char)path[n]))
+			return false;
+	return n < VALID_NETNS_MAX;
+}
+
+bool valid_ifname(const char *name)
+{
+	size_t n;
+
+	if (!name || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	for (n = 0; name[n]; n++) {
+		unsigned char c = (unsigned char)name[n];
+
+		if (c == '/' || c == ':' || isspace(c))
+			return false;
+	}
+	return n < IFNAMSIZ;
+}
+
+bool valid_plugin_type(const char *type)
+{
+	return valid_id(type, NAME_MAX);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "file.h"
+
+static char root[64];
+static int dirfd_root = -1;
+
+static void put(const char *name, const char *data, size_t len)
+{
+	int fd = openat(dirfd_root, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, data, len), (long long)len);
+	close(fd);
+}
+
+static void test_read_small(void)
+{
+	char buf[8];
+
+	put("attr", "0x15b3\n", 7);
+	CHECK_INT(file_read(dirfd_root, "attr", 0, buf, sizeof(buf)), 7);
+	CHECK_STR(buf, "0x15b3\n");
+	/* What does not fit stays unread; the buffer is still a string. */
+	CHECK_INT(file_read(dirfd_root, "attr", 0, buf, 4), 3);
+	CHECK_STR(buf, "0x1");
+	put("empty", "", 0);
+	CHECK_INT(file_read(dirfd_root, "empty", 0, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "");
+	CHECK_INT(file_read(dirfd_root, "absent", 0, buf, sizeof(buf)), -ENOENT);
+	CHECK_INT(file_read(dirfd_root, "attr", 0, buf, 0), -EINVAL);
+}
+
+static void test_read_fd_from_offset(void)
+{
+	char buf[16];
+	int fd;
+
+	put("off", "abcdef", 6);
+	fd = openat(dirfd_root, "off", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_INT(lseek(fd, 2, SEEK_SET), 2);
+	CHECK_INT(file_read_fd(fd, buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "cdef");
+	close(fd);
+}
+
+static void test_read_alloc(void)
+{
+	char *data = NULL, big[200];
+	size_t len = 0;
+
+	put("conf", "{\"a\":1}", 7);
+	CHECK_INT(file_read_alloc(dirfd_root, "conf", 0, 7, &data, &len), 0);
+	CHECK_INT(len, 7);
+	CHECK_STR(data, "{\"a\":1}");
+	free(data);
+	data = NULL;
+	CHECK_INT(file_read_alloc(dirfd_root, "conf", 0, 6, &data, &len), -EFBIG);
+	CHECK(data == NULL);
+
+	/* Past the first guess of the buffer, up to max exactly. */
+	memset(big, 'x', sizeof(big));
+	put("big", big, sizeof(big));
+	CHECK_INT(file_read_alloc(dirfd_root, "big", 0, sizeof(big), &data, &len), 0);
+	CHECK_INT(len, sizeof(big));
+	CHECK_INT(strlen(data), sizeof(big));
+	free(data);
+	data = NULL;
+
+	put("empty", "", 0);
+	CHECK_INT(file_read_alloc(dirfd_root, "empty", 0, 10, &data, &len), 0);
+	CHECK_INT(len, 0);
+	CHECK_STR(data, "");
+	free(data);
+	data = NULL;
+}
+
+static void test_read_alloc_refuses(void)
+{
+	char *data = NULL;
+	size_t len = 0;
+
+	CHECK(mkdirat(dirfd_root, "dir", 0700) == 0);
+	CHECK_INT(file_read_alloc(dirfd_root, "dir", 0, 10, &data, &len), -EISDIR);
+	CHECK(mkfifoat(dirfd_root, "fifo", 0600) == 0);
+	/* O_NONBLOCK: a FIFO is refused, not waited on. */
+	CHECK_INT(file_read_alloc(dirfd_root, "fifo", O_NONBLOCK, 10, &data, &len), -EINVAL);
+	put("target", "x", 1);
+	CHECK(symlinkat("target", dirfd_root, "link") == 0);
+	CHECK_INT(file_read_alloc(dirfd_root, "link", O_NOFOLLOW, 10, &data, &len), -ELOOP);
+	CHECK_INT(file_read_alloc(dirfd_root, "link", 0, 10, &data, &len), 0);
+	CHECK_STR(data, "x");
+	free(data);
+	data = NULL;
+	CHECK_INT(file_read_alloc(dirfd_root, "absent", 0, 10, &data, &len), -ENOENT);
+	CHECK(data == NULL);
+}
+
+int main(void)
+{
+	char cmd[128];
+	int ret;
+
+	snprintf(root, sizeof(root), "/tmp/test_file.XXXXXX");
+	if (!mkdtemp(root))
+		return 1;
+	dirfd_root = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd_root < 0)
+		return 1;
+	RUN(test_read_small);
+	RUN(test_read_fd_from_offset);
+	RUN(test_read_alloc);
+	RUN(test_read_alloc_refuses);
+	ret = check_summary();
+	close(dirfd_root);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		return 1;
+	return ret;
+}
