@@ -965,3 +965,20 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
 	*table = t;
 	return 0;
 }
+
+/* ---- one request where the caller knows the link ---- */
+
+int link_set_up_index(struct link_sock *ls, int ifindex, bool up)
+{
+	char buf[256];
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh;
+
+	if (ifindex <= 0)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_NEWLINK, ifindex);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_flags = up ? IFF_UP : 0;
+	ifi->ifi_change = IFF_UP;
+	return mnl_xfer(ls, nlh, NULL, NULL);
+}

@@ -109,4 +109,10 @@ int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct 
 int link_mac_parse(const char *s, uint8_t mac[6]);
 void link_mac_format(const uint8_t mac[6], char out[18]);
 
+/*
+ * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the
+ * link first as link_set_up does: for a caller that knows the index.
+ */
+int link_set_up_index(struct link_sock *ls, int ifindex, bool up);
+
 #endif
