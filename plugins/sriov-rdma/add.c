@@ -33,6 +33,8 @@ struct add_ctx {
 	struct vf_claim claim;
 	struct vf_owner me;		/* this attachment, as its in-use marker names it */
 	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
+	char altnames[SRIOV_MAX_ALTNAMES][128];	/* its alternative names, from the same read */
+	int n_altnames;
 	struct vf_pf *pf;
 	struct vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
@@ -181,7 +183,9 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 					  c->vf.bdf, c->vf.driver);
 		ret = link_sock_open(&ls);
 		if (ret == 0) {
-			ret = link_get_by_name(ls, c->vf.netdev, &c->host_li);
+			/* Its altnames with it: the move drops them without asking again. */
+			ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
+						   SRIOV_MAX_ALTNAMES, &c->n_altnames);
 			link_sock_close(ls);
 		}
 		if (ret < 0)
@@ -342,8 +346,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		return 0;
 	}
 	c->rail.held_down = sriov_rail_hold_down(&c->conf);
-	ret = sriov_netdev_to_pod(&c->host_li, c->pod_fd, c->pod_ls, ifname,
-				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
+	ret = sriov_netdev_to_pod(&c->host_li, c->altnames, c->n_altnames, c->pod_fd, c->pod_ls,
+				  ifname, c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
 				  !c->rail.held_down, &pod_li);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,

@@ -192,16 +192,19 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
 int sriov_devinfo_remove(const char *path, const char *bdf);
 
 /* vfnet.c */
+/* The alternative names of a VF netdev that ADD drops (the first this many). */
+#define SRIOV_MAX_ALTNAMES	16
 /*
  * Move the host netdev `orig` into pod_fd (pod_ls: a socket opened there)
  * as `ifname`, which the caller found free, up (or down, for settings that
  * must precede link-up), with MAC and MTU when mac / mtu > 0 are given, its
- * altnames dropped; *pod_li is what the pod then sees. On failure the
- * netdev is back on the host as it was. -EEXIST: ifname is taken in the pod.
+ * altnames (read with orig) dropped; *pod_li is what the pod then sees. On
+ * failure the netdev is back on the host as it was. -EEXIST: ifname is
+ * taken in the pod.
  */
-int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, struct link_sock *pod_ls,
-			const char *ifname, const uint8_t *mac, int mtu, bool up,
-			struct link_info *pod_li);
+int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int n_altnames,
+			int pod_fd, struct link_sock *pod_ls, const char *ifname,
+			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li);
 /*
  * Bring the VF netdev home under its recorded name, MAC, MTU and up state,
  * wherever it is: in the pod (pod_ls, a socket opened there; NULL: the pod

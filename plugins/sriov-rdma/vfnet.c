@@ -17,21 +17,25 @@
 #include "netns.h"
 #include "sriov.h"
 
-#define MAX_ALTNAMES 16
-
 /* Kernel 6.x keeps altnames across renames: a stale one makes the next rename fail (sriov-cni #445). */
-static void drop_altnames(struct link_sock *ls, int ifindex)
+static void drop_these_altnames(struct link_sock *ls, int ifindex, char names[][128], int n)
 {
-	char names[MAX_ALTNAMES][128];
-	int n = 0, i, ret;
+	int i, ret;
 
-	if (link_altnames(ls, ifindex, names, MAX_ALTNAMES, &n) < 0)
-		return;
 	for (i = 0; i < n; i++) {
 		ret = link_del_altname(ls, ifindex, names[i]);
 		if (ret < 0)
 			log_warn("cannot drop altname %s: %s", names[i], strerror(-ret));
 	}
+}
+
+static void drop_altnames(struct link_sock *ls, int ifindex)
+{
+	char names[SRIOV_MAX_ALTNAMES][128];
+	int n = 0;
+
+	if (link_altnames(ls, ifindex, names, SRIOV_MAX_ALTNAMES, &n) == 0)
+		drop_these_altnames(ls, ifindex, names, n);
 }
 
 /*
@@ -105,9 +109,9 @@ static int find_moved_in_pod(struct link_sock *ls, int err, const char *new, con
 	return old_free ? index_of(ls, old, ifindex) : -ENODEV;
 }
 
-int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, struct link_sock *pod_ls,
-			const char *ifname, const uint8_t *mac, int mtu, bool up,
-			struct link_info *pod_li)
+int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int n_altnames,
+			int pod_fd, struct link_sock *pod_ls, const char *ifname,
+			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li)
 {
 	struct link_sock *host_ls = NULL;
 	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = up };
@@ -126,7 +130,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, struct link_so
 	 * is why whether it was free matters, and is asked before the move.
 	 */
 	old_free = name_free(pod_ls, orig->name) == -ENODEV;
-	drop_altnames(host_ls, orig->ifindex);
+	drop_these_altnames(host_ls, orig->ifindex, altnames, n_altnames);
 	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
 	if (ret == 0) {
 		ret = link_get_by_name(pod_ls, ifname, pod_li);
