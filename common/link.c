@@ -966,3 +966,87 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
 	*table = t;
 	return 0;
 }
+
+/* ---- one request where the caller knows the link ---- */
+
+int link_set_up_index(struct link_sock *ls, int ifindex, bool up)
+{
+	char buf[256];
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh;
+
+	if (ifindex <= 0)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_NEWLINK, ifindex);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_flags = up ? IFF_UP : 0;
+	ifi->ifi_change = IFF_UP;
+	return mnl_xfer(ls, nlh, NULL, NULL);
+}
+
+struct link_alt_ctx {
+	struct link_info *info;
+	struct altnames_ctx alt;
+	bool seen;
+};
+
+static int link_alt_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct link_alt_ctx *ctx = data;
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	ctx->seen = true;
+	memset(ctx->info, 0, sizeof(*ctx->info));
+	ctx->info->ifindex = ifi->ifi_index;
+	ctx->info->up = ifi->ifi_flags & IFF_UP;
+	ctx->info->carrier = ifi->ifi_flags & IFF_LOWER_UP;
+	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
+		switch (mnl_attr_get_type(attr)) {
+		case IFLA_IFNAME:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+				snprintf(ctx->info->name, sizeof(ctx->info->name), "%s",
+					 mnl_attr_get_str(attr));
+			break;
+		case IFLA_ADDRESS:
+			if (mnl_attr_get_payload_len(attr) == 6)
+				memcpy(ctx->info->mac, mnl_attr_get_payload(attr), 6);
+			break;
+		case IFLA_MTU:
+			if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+				ctx->info->mtu = (int)mnl_attr_get_u32(attr);
+			break;
+		case IFLA_IFALIAS:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+				snprintf(ctx->info->alias, sizeof(ctx->info->alias), "%s",
+					 mnl_attr_get_str(attr));
+			break;
+		}
+	}
+	return altnames_cb(nlh, &ctx->alt);
+}
+
+int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_info *info,
+			 char names[][128], int max, int *n)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct link_alt_ctx ctx = { .info = info, .alt = { .names = names, .max = max } };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	*n = 0;
+	if (!name[0] || strlen(name) >= IFNAMSIZ)
+		return -EINVAL;
+	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, 0);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	ret = mnl_xfer(ls, nlh, link_alt_cb, &ctx);
+	if (ret < 0)
+		return ret;
+	if (!ctx.seen)
+		return -ENODEV;
+	/* More altnames than fit: the caller gets the first max of them. */
+	*n = ctx.alt.n;
+	return 0;
+}

@@ -109,4 +109,16 @@ int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct 
 int link_mac_parse(const char *s, uint8_t mac[6]);
 void link_mac_format(const uint8_t mac[6], char out[18]);
 
+/*
+ * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the
+ * link first as link_set_up does: for a caller that knows the index.
+ */
+int link_set_up_index(struct link_sock *ls, int ifindex, bool up);
+/*
+ * link_get_by_name and link_altnames in one RTM_GETLINK: the link and its
+ * first `max` alternative names (*n of them). -ENODEV when absent.
+ */
+int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_info *info,
+			 char names[][128], int max, int *n);
+
 #endif

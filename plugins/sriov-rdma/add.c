@@ -28,9 +28,13 @@ struct add_ctx {
 	int state_fd;
 	int pci_fd;
 	int pod_fd;
+	/* Opened in the pod once, for every step's requests there (NULL for DPDK). */
+	struct link_sock *pod_ls;
 	struct vf_claim claim;
 	struct vf_owner me;		/* this attachment, as its in-use marker names it */
 	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
+	char altnames[SRIOV_MAX_ALTNAMES][128];	/* its alternative names, from the same read */
+	int n_altnames;
 	struct vf_pf *pf;
 	struct vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
@@ -179,7 +183,9 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 					  c->vf.bdf, c->vf.driver);
 		ret = link_sock_open(&ls);
 		if (ret == 0) {
-			ret = link_get_by_name(ls, c->vf.netdev, &c->host_li);
+			/* Its altnames with it: the move drops them without asking again. */
+			ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
+						   SRIOV_MAX_ALTNAMES, &c->n_altnames);
 			link_sock_close(ls);
 		}
 		if (ret < 0)
@@ -329,23 +335,6 @@ static void rdma_undo(struct add_ctx *c)
 
 static void netdev_undo(struct add_ctx *c);
 
-static void pod_sysctls(struct add_ctx *c)
-{
-	const char *ifname = c->req->env.ifname;
-	char name[SYSCTL_NAME_MAX + 1];
-	int ret;
-
-	/* Peers learn the new MAC as soon as the link comes up, and again on every address. */
-	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
-	ret = sysctl_write_in(c->pod_fd, c->conf.proc_root, name, "1");
-	if (ret < 0)
-		log_warn("arp_notify on %s: %s", ifname, strerror(-ret));
-	snprintf(name, sizeof(name), "net.ipv6.conf.%s.ndisc_notify", ifname);
-	ret = sysctl_write_in(c->pod_fd, c->conf.proc_root, name, "1");
-	if (ret < 0 && ret != -ENOENT)
-		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
-}
-
 static int netdev_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
@@ -357,8 +346,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		return 0;
 	}
 	c->rail.held_down = sriov_rail_hold_down(&c->conf);
-	ret = sriov_netdev_to_pod(&c->host_li, c->pod_fd, ifname,
-				  c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
+	ret = sriov_netdev_to_pod(&c->host_li, c->altnames, c->n_altnames, c->pod_fd, c->pod_ls,
+				  ifname, c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
 				  !c->rail.held_down, &pod_li);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
@@ -371,7 +360,6 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 	memcpy(c->rec.pod_mac, pod_li.mac, 6);
 	c->rec.pod_mtu = pod_li.mtu;
 	c->pod_ifindex = pod_li.ifindex;
-	pod_sysctls(c);
 	return 0;
 }
 
@@ -382,7 +370,7 @@ static void netdev_undo(struct add_ctx *c)
 
 	if (c->vf.dpdk)
 		return;
-	ret = sriov_netdev_to_host(&c->rec, c->pod_fd, c->conf.paths.sysfs_root, &found);
+	ret = sriov_netdev_to_host(&c->rec, c->pod_ls, c->conf.paths.sysfs_root, &found);
 	if (ret < 0 || !found)
 		log_error("VF %s: cannot return %s to the host: %s", c->vf.bdf, c->rec.host_ifname,
 			  ret < 0 ? strerror(-ret) : "not found");
@@ -390,29 +378,85 @@ static void netdev_undo(struct add_ctx *c)
 
 /* ---- multiRail and the config's sysctls, in the pod ---- */
 
+/* Inside the pod. Peers learn the new MAC as soon as the link comes up, and again on every address. */
+static void pod_notify(struct add_ctx *c)
+{
+	const char *ifname = c->req->env.ifname;
+	char name[SYSCTL_NAME_MAX + 1];
+	int ret;
+
+	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
+	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	if (ret < 0)
+		log_warn("arp_notify on %s: %s", ifname, strerror(-ret));
+	snprintf(name, sizeof(name), "net.ipv6.conf.%s.ndisc_notify", ifname);
+	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	if (ret < 0 && ret != -ENOENT)
+		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
+}
+
+/*
+ * Every sysctl of the pod in one visit: /proc/sys/net answers for the
+ * namespace of whoever opens it, and a setns per write (each a read too,
+ * for the undo) was most of what this step cost.
+ */
 static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 {
-	if (c->vf.dpdk || !sriov_rail_hold_down(&c->conf))
+	int saved, ret = 0, back;
+
+	if (c->vf.dpdk)
 		return 0;
-	return sriov_rail_sysctls(&c->conf, c->pod_fd, c->req->env.ifname, &c->rail, err);
+	back = netns_enter(c->pod_fd, &saved);
+	if (back < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s",
+				  c->req->env.netns, strerror(-back));
+	pod_notify(c);
+	if (sriov_rail_hold_down(&c->conf)) {
+		ret = sriov_rail_sysctls(&c->conf, c->pod_ls, c->req->env.ifname, c->pod_ifindex,
+					 &c->rail, err);
+		/* No later undo runs for this step: what it changed goes back now. */
+		if (ret < 0)
+			sriov_rail_sysctls_undo(&c->conf, &c->rail);
+	}
+	back = netns_leave(saved);
+	if (back < 0) {
+		log_error("cannot return to the host network namespace: %s", strerror(-back));
+		if (ret == 0)
+			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
+					 "namespace: %s", strerror(-back));
+	}
+	return ret;
 }
 
 static void sysctl_undo(struct add_ctx *c)
 {
-	sriov_rail_sysctls_undo(&c->conf, c->pod_fd, &c->rail);
+	int saved, ret;
+
+	if (!c->rail.n_saved)
+		return;
+	ret = netns_enter(c->pod_fd, &saved);
+	if (ret < 0) {
+		log_error("cannot enter %s to put its sysctls back: %s", c->req->env.netns,
+			  strerror(-ret));
+		return;
+	}
+	sriov_rail_sysctls_undo(&c->conf, &c->rail);
+	ret = netns_leave(saved);
+	if (ret < 0)
+		log_error("cannot return to the host network namespace: %s", strerror(-ret));
 }
 
 static int routing_run(struct add_ctx *c, struct cni_error *err)
 {
 	if (c->vf.dpdk)
 		return 0;
-	return sriov_rail_routing(&c->conf, c->pod_fd, c->req->env.ifname, &c->ipam, &c->rail,
-				  err);
+	return sriov_rail_routing(&c->conf, c->pod_ls, c->req->env.ifname, c->pod_ifindex,
+				  &c->ipam, &c->rail, err);
 }
 
 static void routing_undo(struct add_ctx *c)
 {
-	sriov_rail_routing_undo(c->pod_fd, &c->rail);
+	sriov_rail_routing_undo(c->pod_ls, &c->rail);
 }
 
 /* ---- IPAM ---- */
@@ -461,7 +505,7 @@ static void announce(struct add_ctx *c, int ifindex)
 static int addr_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
-	struct link_sock *ls;
+	struct link_sock *ls = c->pod_ls;
 	struct link_info li = { .ifindex = c->pod_ifindex };
 	int i, ret = 0;
 
@@ -475,23 +519,18 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 	c->rec.n_addrs = c->ipam.n_ips;
 	if (c->vf.dpdk || !c->ipam.n_ips)
 		return 0;
-	ret = link_sock_open_in(c->pod_fd, &ls);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: %s", c->req->env.netns, strerror(-ret));
 	/* The netdev step knows its index: a request less under RTNL. */
 	if (li.ifindex <= 0)
 		ret = link_get_by_name(ls, ifname, &li);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
-			   strerror(-ret));
-		goto out;
-	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: %s", ifname, c->req->env.netns,
+				  strerror(-ret));
 	for (i = 0; i < c->ipam.n_ips; i++) {
 		ret = link_addr_add(ls, li.ifindex, c->ipam.ips[i].address);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "address %s on %s: %s",
 				   c->ipam.ips[i].address, ifname, strerror(-ret));
-			goto out;
+			return ret;
 		}
 	}
 	for (i = 0; i < c->ipam.n_routes; i++) {
@@ -504,13 +543,11 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 				   rt.dst, rt.gw[0] ? rt.gw : "(link)", ifname, strerror(-ret));
 			cni_error_details(err, "the gateway must be reachable through an address "
 					  "the ipam gives this interface");
-			goto out;
+			return ret;
 		}
 	}
 	announce(c, li.ifindex);
-out:
-	link_sock_close(ls);
-	return ret;
+	return 0;
 }
 
 /* ---- device-info file ---- */
@@ -623,7 +660,6 @@ static int lookup_vf(struct add_ctx *c, struct cni_error *err)
 static int open_pod(struct add_ctx *c, struct cni_error *err)
 {
 	const char *netns = c->req->env.netns;
-	struct link_sock *ls;
 	struct link_info li;
 	bool host = false;
 	int ret, self;
@@ -650,15 +686,19 @@ static int open_pod(struct add_ctx *c, struct cni_error *err)
 				  netns);
 	if (c->vf.dpdk)
 		return 0;
-	ret = link_sock_open_in(c->pod_fd, &ls);
+	/* The one socket of the pod for the whole ADD: each open is two setns calls. */
+	ret = link_sock_open_in(c->pod_fd, &c->pod_ls);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", netns, strerror(-ret));
-	ret = link_get_by_name(ls, c->req->env.ifname, &li);
-	link_sock_close(ls);
+	ret = link_get_by_name(c->pod_ls, c->req->env.ifname, &li);
 	if (ret == 0)
 		return cni_errorf(err, CNI_ERR_IFNAME_TAKEN,
 				  "CNI_IFNAME %s: already exists in %s; choose another interface name",
 				  c->req->env.ifname, netns);
+	/* The netdev step counts on this look: it does not ask again. */
+	if (ret != -ENODEV)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot look for %s there: %s",
+				  netns, c->req->env.ifname, strerror(-ret));
 	return 0;
 }
 
@@ -816,6 +856,7 @@ out:
 	vf_claim_release(&c->claim);
 	rdma_sock_close(c->rdma);
 	vf_pf_close(c->pf);
+	link_sock_close(c->pod_ls);
 	if (c->pod_fd >= 0)
 		close(c->pod_fd);
 	if (c->pci_fd >= 0)

@@ -173,6 +173,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 {
 	bool locked = claim && claim->lock_fd >= 0, found;
 	char steps[512] = "", trace[48] = "", trace_id[33];
+	struct link_sock *pod_ls = NULL;
 	struct vf_owner me;
 	char who[4400];
 	int pod_fd = -1, ret;
@@ -203,7 +204,13 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		goto out;
 	}
 	if (!rec->dpdk) {
-		ret = sriov_netdev_to_host(rec, pod_fd, paths->sysfs_root, &found);
+		/* One socket in the pod for the netdev and its rules: each open is two setns calls. */
+		if (pod_fd >= 0 && (ret = link_sock_open_in(pod_fd, &pod_ls)) < 0) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", pod_netns,
+				   strerror(-ret));
+			goto out;
+		}
+		ret = sriov_netdev_to_host(rec, pod_ls, paths->sysfs_root, &found);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot return %s to the host as %s: %s",
 				   rec->bdf, rec->ifname, rec->host_ifname, strerror(-ret));
@@ -212,7 +219,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		if (!found)
 			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 				 rec->bdf, rec->ifname);
-		sriov_rail_release(rec, pod_fd);
+		sriov_rail_release(rec, pod_ls);
 		lap("netdev");
 	}
 	if (locked) {
@@ -239,6 +246,7 @@ out:
 	if (ret < 0)
 		cni_error_details(err, "the record stays for the runtime's next DEL to try again; "
 				  "if the host keeps refusing, %s", BY_HAND);
+	link_sock_close(pod_ls);
 	if (pod_fd >= 0)
 		close(pod_fd);
 	return ret < 0 ? -1 : 0;

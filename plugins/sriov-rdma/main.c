@@ -62,7 +62,13 @@ static int cmd_del(struct cni_request *req, struct cni_error *err)
 
 static int cmd_check(struct cni_request *req, struct cni_error *err)
 {
-	return setup_log(req, err) ? -1 : sriov_cmd_check(req, err);
+	int ret;
+
+	if (setup_log(req, err))
+		return -1;
+	ret = sriov_cmd_check(req, err);
+	log_requests();
+	return ret;
 }
 
 static int cmd_status(struct cni_request *req, struct cni_error *err)

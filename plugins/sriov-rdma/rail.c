@@ -116,14 +116,15 @@ static bool pod_wide(const char *name, const char *ifname)
 	return !strstr(name, own);
 }
 
-static int set_one(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+/* The sysctl functions run inside the pod's namespace: one setns for them all. */
+static int set_one(const struct sriov_conf *conf, const char *ifname,
 		   const char *name, const char *value, struct sriov_rail *st)
 {
 	char old[64];
 	int ret, i;
 
 	if (pod_wide(name, ifname) && st->n_saved < SRIOV_MAX_SYSCTLS + 1 &&
-	    sysctl_read_in(pod_fd, conf->proc_root, name, old, sizeof(old)) == 0) {
+	    sysctl_read_in(-1, conf->proc_root, name, old, sizeof(old)) == 0) {
 		for (i = 0; i < st->n_saved && strcmp(st->saved_name[i], name); i++)
 			;
 		if (i == st->n_saved) {
@@ -132,7 +133,7 @@ static int set_one(const struct sriov_conf *conf, int pod_fd, const char *ifname
 			st->n_saved++;
 		}
 	}
-	ret = sysctl_write_in(pod_fd, conf->proc_root, name, value);
+	ret = sysctl_write_in(-1, conf->proc_root, name, value);
 	if (ret == 0)
 		log_debug("sysctl %s = %s in the pod", name, value);
 	return ret;
@@ -143,42 +144,41 @@ static int set_one(const struct sriov_conf *conf, int pod_fd, const char *ifname
  * 0 only counts when the pod's "all" is 0 too. A new namespace starts with
  * 0, but a runtime or an earlier plugin may have raised it.
  */
-static int rp_filter_all(const struct sriov_conf *conf, int pod_fd, const char *ifname,
+static int rp_filter_all(const struct sriov_conf *conf, const char *ifname,
 			 struct sriov_rail *st)
 {
 	const char *all = "net.ipv4.conf.all.rp_filter";
 	char v[64];
-	int ret = sysctl_read_in(pod_fd, conf->proc_root, all, v, sizeof(v));
+	int ret = sysctl_read_in(-1, conf->proc_root, all, v, sizeof(v));
 
 	if (ret < 0 || !strcmp(v, "0"))
 		return ret;
 	log_info("%s is %s in the pod: setting it to 0, so rp_filter=0 on %s counts", all, v,
 		 ifname);
-	return set_one(conf, pod_fd, ifname, all, "0", st);
+	return set_one(conf, ifname, all, "0", st);
 }
 
-int sriov_rail_sysctls(const struct sriov_conf *conf, int pod_fd, const char *ifname,
-		       struct sriov_rail *st, struct cni_error *err)
+int sriov_rail_sysctls(const struct sriov_conf *conf, struct link_sock *pod_ls,
+		       const char *ifname, int ifindex, struct sriov_rail *st,
+		       struct cni_error *err)
 {
-	struct link_sock *ls = NULL;
-	struct link_info li;
 	char name[128];
 	size_t i;
 	int k, ret = 0;
 
 	for (i = 0; conf->multi_rail && i < sizeof(rail_keys) / sizeof(rail_keys[0]); i++) {
 		snprintf(name, sizeof(name), "net.ipv4.conf.%s.%s", ifname, rail_keys[i].key);
-		ret = set_one(conf, pod_fd, ifname, name, rail_keys[i].value, st);
+		ret = set_one(conf, ifname, name, rail_keys[i].value, st);
 		if (ret < 0)
 			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: %s = %s in the pod: %s",
 					  name, rail_keys[i].value, strerror(-ret));
 	}
-	if (conf->multi_rail && (ret = rp_filter_all(conf, pod_fd, ifname, st)) < 0)
+	if (conf->multi_rail && (ret = rp_filter_all(conf, ifname, st)) < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: net.ipv4.conf.all.rp_filter "
 				  "in the pod: %s", strerror(-ret));
 	/* After multiRail's values, so the config can override any of them. */
 	for (k = 0; k < conf->n_sysctls; k++) {
-		ret = set_one(conf, pod_fd, ifname, conf->sysctls[k].name, conf->sysctls[k].value, st);
+		ret = set_one(conf, ifname, conf->sysctls[k].name, conf->sysctls[k].value, st);
 		if (ret == -ENOENT)
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "sysctl \"%s\": no such "
 					  "parameter in the pod's namespace; check the name",
@@ -190,24 +190,19 @@ int sriov_rail_sysctls(const struct sriov_conf *conf, int pod_fd, const char *if
 	}
 	if (!st->held_down)
 		return 0;
-	ret = link_sock_open_in(pod_fd, &ls);
-	if (ret == 0)
-		ret = link_get_by_name(ls, ifname, &li);
-	if (ret == 0)
-		ret = link_set_up(ls, li.ifindex, true);
-	link_sock_close(ls);
+	ret = link_set_up_index(pod_ls, ifindex, true);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in the pod: cannot bring it up: %s",
 				  ifname, strerror(-ret));
 	return 0;
 }
 
-void sriov_rail_sysctls_undo(const struct sriov_conf *conf, int pod_fd, struct sriov_rail *st)
+void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *st)
 {
 	int i, ret;
 
 	for (i = st->n_saved - 1; i >= 0; i--) {
-		ret = sysctl_write_in(pod_fd, conf->proc_root, st->saved_name[i], st->saved_value[i]);
+		ret = sysctl_write_in(-1, conf->proc_root, st->saved_name[i], st->saved_value[i]);
 		if (ret < 0)
 			log_warn("cannot put %s back to %s in the pod: %s", st->saved_name[i],
 				 st->saved_value[i], strerror(-ret));
@@ -291,59 +286,40 @@ static int table_routes(struct link_sock *ls, int ifindex, uint32_t table,
 	return 0;
 }
 
-int sriov_rail_routing(const struct sriov_conf *conf, int pod_fd, const char *ifname,
-		       const struct cni_result *ipam, struct sriov_rail *st,
-		       struct cni_error *err)
+int sriov_rail_routing(const struct sriov_conf *conf, struct link_sock *ls,
+		       const char *ifname, int ifindex, const struct cni_result *ipam,
+		       struct sriov_rail *st, struct cni_error *err)
 {
-	struct link_sock *ls;
-	struct link_info li;
 	uint32_t table = conf->route_table;
 	int i, ret;
 
 	if (!conf->multi_rail || !ipam->n_ips)
 		return 0;
-	ret = link_sock_open_in(pod_fd, &ls);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: the pod's namespace: %s",
-				  strerror(-ret));
-	ret = link_get_by_name(ls, ifname, &li);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: %s in the pod: %s", ifname,
-			   strerror(-ret));
-		goto out;
-	}
 	/* Rails of one pod are added one after another: each finds the tables before it taken. */
-	if (!table && (ret = link_rule_free_table(ls, SRIOV_FIRST_ROUTE_TABLE, &table)) < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: no free routing table in the pod: %s",
-			   strerror(-ret));
-		goto out;
-	}
+	if (!table && (ret = link_rule_free_table(ls, SRIOV_FIRST_ROUTE_TABLE, &table)) < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: no free routing table in the "
+				  "pod: %s", strerror(-ret));
 	st->table = table;
 	for (i = 0; i < ipam->n_ips; i++) {
-		ret = table_routes(ls, li.ifindex, table, &ipam->ips[i], ipam, ifname, err);
+		ret = table_routes(ls, ifindex, table, &ipam->ips[i], ipam, ifname, err);
 		if (ret < 0)
-			goto out;
+			return ret;
 		ret = link_rule_add(ls, ipam->ips[i].address, table);
-		if (ret < 0) {
-			cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: rule from %s lookup %u: %s",
-				   ipam->ips[i].address, table, strerror(-ret));
-			goto out;
-		}
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: rule from %s lookup %u: "
+					  "%s", ipam->ips[i].address, table, strerror(-ret));
 		snprintf(st->rules[st->n_rules++], sizeof(st->rules[0]), "%s", ipam->ips[i].address);
 	}
 	log_info("multiRail: %s uses table %u for %d address(es)", ifname, table, st->n_rules);
-out:
-	link_sock_close(ls);
-	return ret;
+	return 0;
 }
 
 /* The table's routes leave with the netdev; the rules stay in the pod unless removed. */
-void sriov_rail_routing_undo(int pod_fd, struct sriov_rail *st)
+void sriov_rail_routing_undo(struct link_sock *ls, struct sriov_rail *st)
 {
-	struct link_sock *ls;
 	int i, ret;
 
-	if (!st->n_rules || link_sock_open_in(pod_fd, &ls) < 0)
+	if (!st->n_rules || !ls)
 		return;
 	for (i = 0; i < st->n_rules; i++) {
 		ret = link_rule_del(ls, st->rules[i], st->table);
@@ -352,15 +328,13 @@ void sriov_rail_routing_undo(int pod_fd, struct sriov_rail *st)
 				 st->table, strerror(-ret));
 	}
 	st->n_rules = 0;
-	link_sock_close(ls);
 }
 
-void sriov_rail_release(const struct sriov_record *rec, int pod_fd)
+void sriov_rail_release(const struct sriov_record *rec, struct link_sock *ls)
 {
-	struct link_sock *ls;
 	int i, ret;
 
-	if (pod_fd < 0 || !rec->n_addrs || link_sock_open_in(pod_fd, &ls) < 0)
+	if (!ls || !rec->n_addrs)
 		return;
 	/* The address has left with the netdev: a rule selecting by it serves nothing now. */
 	for (i = 0; i < rec->n_addrs; i++) {
@@ -369,5 +343,4 @@ void sriov_rail_release(const struct sriov_record *rec, int pod_fd)
 			log_warn("cannot remove the rules from %s in the pod: %s", rec->addrs[i],
 				 strerror(-ret));
 	}
-	link_sock_close(ls);
 }

@@ -155,24 +155,27 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 /* Does the netdev have to arrive down, so sysctls are set before it comes up? */
 bool sriov_rail_hold_down(const struct sriov_conf *conf);
 /*
- * In the pod, on ifname, before link-up: the multi-rail ARP and reverse-path
- * settings, then the config's sysctls, then the link up if it was held down.
+ * Called from inside the pod's namespace (the caller enters it once for
+ * all the pod's sysctls), on ifname (ifindex there, pod_ls the pod's
+ * socket), before link-up: the multi-rail ARP and reverse-path settings,
+ * then the config's sysctls, then the link up if it was held down.
  */
-int sriov_rail_sysctls(const struct sriov_conf *conf, int pod_fd, const char *ifname,
-		       struct sriov_rail *st, struct cni_error *err);
-/* Put back the namespace-wide values sriov_rail_sysctls overwrote. */
-void sriov_rail_sysctls_undo(const struct sriov_conf *conf, int pod_fd, struct sriov_rail *st);
-/* multiRail: a table for ifname and a "from" rule per address of ipam. */
-int sriov_rail_routing(const struct sriov_conf *conf, int pod_fd, const char *ifname,
-		       const struct cni_result *ipam, struct sriov_rail *st,
+int sriov_rail_sysctls(const struct sriov_conf *conf, struct link_sock *pod_ls,
+		       const char *ifname, int ifindex, struct sriov_rail *st,
 		       struct cni_error *err);
-void sriov_rail_routing_undo(int pod_fd, struct sriov_rail *st);
+/* From inside the pod: put back the namespace-wide values sriov_rail_sysctls overwrote. */
+void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *st);
+/* multiRail: a table for ifname (ifindex) and a "from" rule per address of ipam. */
+int sriov_rail_routing(const struct sriov_conf *conf, struct link_sock *pod_ls,
+		       const char *ifname, int ifindex, const struct cni_result *ipam,
+		       struct sriov_rail *st, struct cni_error *err);
+void sriov_rail_routing_undo(struct link_sock *pod_ls, struct sriov_rail *st);
 /*
- * DEL, once the netdev has left the pod (pod_fd -1: the pod is gone): the
+ * DEL, once the netdev has left the pod (pod_ls NULL: the pod is gone): the
  * "from" rules of the recorded addresses, which outlive the netdev and its
  * table's routes. Best effort: never fails.
  */
-void sriov_rail_release(const struct sriov_record *rec, int pod_fd);
+void sriov_rail_release(const struct sriov_record *rec, struct link_sock *pod_ls);
 
 /* record.c */
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
@@ -190,23 +193,28 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
 int sriov_devinfo_remove(const char *path, const char *bdf);
 
 /* vfnet.c */
+/* The alternative names of a VF netdev that ADD drops (the first this many). */
+#define SRIOV_MAX_ALTNAMES	16
 /*
- * Move the host netdev `orig` into pod_fd as `ifname`, up (or down, for
- * settings that must precede link-up), with MAC and MTU
- * when mac / mtu > 0 are given, its altnames dropped; *pod_li is what the
- * pod then sees. On failure the netdev is back on the host as it was.
- * -EEXIST: ifname is taken in the pod.
+ * Move the host netdev `orig` into pod_fd (pod_ls: a socket opened there)
+ * as `ifname`, which the caller found free, up (or down, for settings that
+ * must precede link-up), with MAC and MTU when mac / mtu > 0 are given, its
+ * altnames (read with orig) dropped; *pod_li is what the pod then sees. On
+ * failure the netdev is back on the host as it was. -EEXIST: ifname is
+ * taken in the pod.
  */
-int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
+int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int n_altnames,
+			int pod_fd, struct link_sock *pod_ls, const char *ifname,
 			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li);
 /*
  * Bring the VF netdev home under its recorded name, MAC, MTU and up state,
- * wherever it is: in pod_fd (-1: the pod is gone) as rec->ifname, or on the
- * host under any name the sysfs tree gives for its PCI address. *found is
- * false when it is in neither (already gone), which is not an error.
+ * wherever it is: in the pod (pod_ls, a socket opened there; NULL: the pod
+ * is gone) as rec->ifname, or on the host under any name the sysfs tree
+ * gives for its PCI address. *found is false when it is in neither
+ * (already gone), which is not an error.
  */
-int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char *sysfs_root,
-			 bool *found);
+int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
+			 const char *sysfs_root, bool *found);
 
 /* rdmadev.c */
 /*

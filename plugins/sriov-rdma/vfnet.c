@@ -17,21 +17,25 @@
 #include "netns.h"
 #include "sriov.h"
 
-#define MAX_ALTNAMES 16
-
 /* Kernel 6.x keeps altnames across renames: a stale one makes the next rename fail (sriov-cni #445). */
-static void drop_altnames(struct link_sock *ls, int ifindex)
+static void drop_these_altnames(struct link_sock *ls, int ifindex, char names[][128], int n)
 {
-	char names[MAX_ALTNAMES][128];
-	int n = 0, i, ret;
+	int i, ret;
 
-	if (link_altnames(ls, ifindex, names, MAX_ALTNAMES, &n) < 0)
-		return;
 	for (i = 0; i < n; i++) {
 		ret = link_del_altname(ls, ifindex, names[i]);
 		if (ret < 0)
 			log_warn("cannot drop altname %s: %s", names[i], strerror(-ret));
 	}
+}
+
+static void drop_altnames(struct link_sock *ls, int ifindex)
+{
+	char names[SRIOV_MAX_ALTNAMES][128];
+	int n = 0;
+
+	if (link_altnames(ls, ifindex, names, SRIOV_MAX_ALTNAMES, &n) == 0)
+		drop_these_altnames(ls, ifindex, names, n);
 }
 
 /*
@@ -93,10 +97,23 @@ static int find_moved(struct link_sock *ls, const char *new, const char *old, bo
 	return ret == -ENODEV && old_free ? index_of(ls, old, ifindex) : ret;
 }
 
-int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *ifname,
+/*
+ * The same after a move into the pod: -EEXIST says the new name was taken
+ * there, by a link that is not ours, so only the old name can be ours.
+ */
+static int find_moved_in_pod(struct link_sock *ls, int err, const char *new, const char *old,
+			     bool old_free, int *ifindex)
+{
+	if (err != -EEXIST)
+		return find_moved(ls, new, old, old_free, ifindex);
+	return old_free ? index_of(ls, old, ifindex) : -ENODEV;
+}
+
+int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int n_altnames,
+			int pod_fd, struct link_sock *pod_ls, const char *ifname,
 			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li)
 {
-	struct link_sock *host_ls = NULL, *pod_ls = NULL;
+	struct link_sock *host_ls = NULL;
 	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = up };
 	struct link_shape back = { .name = orig->name, .mac = orig->mac, .mtu = orig->mtu,
 				   .up = orig->up };
@@ -106,15 +123,14 @@ int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *if
 	ret = link_sock_open(&host_ls);
 	if (ret < 0)
 		return ret;
-	ret = link_sock_open_in(pod_fd, &pod_ls);
-	if (ret < 0)
-		goto out;
-	/* The kernel would move the link first and fail the rename after. */
-	ret = name_free(pod_ls, ifname);
-	if (ret != -ENODEV)
-		goto out;
+	/*
+	 * ifname was free when ADD began (the caller looked). Should it be taken
+	 * since, the kernel moves the link under its old name and fails the
+	 * rename with -EEXIST: the undo below finds it by that old name, which
+	 * is why whether it was free matters, and is asked before the move.
+	 */
 	old_free = name_free(pod_ls, orig->name) == -ENODEV;
-	drop_altnames(host_ls, orig->ifindex);
+	drop_these_altnames(host_ls, orig->ifindex, altnames, n_altnames);
 	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
 	if (ret == 0) {
 		ret = link_get_by_name(pod_ls, ifname, pod_li);
@@ -122,7 +138,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *if
 			goto out;
 	}
 	/* The kernel may have moved it before failing the rest: bring it back. */
-	undo = find_moved(pod_ls, ifname, orig->name, old_free, &idx);
+	undo = find_moved_in_pod(pod_ls, ret, ifname, orig->name, old_free, &idx);
 	if (undo == -ENODEV)
 		goto out;	/* never left the host */
 	if (undo == 0)
@@ -134,7 +150,6 @@ int sriov_netdev_to_pod(const struct link_info *orig, int pod_fd, const char *if
 out:
 	if (host_fd >= 0)
 		close(host_fd);
-	link_sock_close(pod_ls);
 	link_sock_close(host_ls);
 	return ret;
 }
@@ -208,20 +223,17 @@ static int host_restore(const struct sriov_record *rec, struct link_sock *host_l
 	return ret;
 }
 
-int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char *sysfs_root,
-			 bool *found)
+int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
+			 const char *sysfs_root, bool *found)
 {
-	struct link_sock *host_ls = NULL, *pod_ls = NULL;
+	struct link_sock *host_ls = NULL;
 	int idx, ret;
 
 	*found = false;
 	ret = link_sock_open(&host_ls);
 	if (ret < 0)
 		return ret;
-	if (pod_fd >= 0) {
-		ret = link_sock_open_in(pod_fd, &pod_ls);
-		if (ret < 0)
-			goto out;
+	if (pod_ls) {
 		ret = index_of(pod_ls, rec->ifname, &idx);
 		/* A move that failed half way (or an ADD killed in its undo) leaves the old name. */
 		if (ret == -ENODEV && rec->host_ifname[0] && strcmp(rec->host_ifname, rec->ifname))
@@ -236,7 +248,6 @@ int sriov_netdev_to_host(const struct sriov_record *rec, int pod_fd, const char 
 	}
 	ret = host_restore(rec, host_ls, sysfs_root, found);
 out:
-	link_sock_close(pod_ls);
 	link_sock_close(host_ls);
 	return ret;
 }

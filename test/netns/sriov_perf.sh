@@ -29,8 +29,18 @@ t_eq "$(grep -c '^setlink' <<<"$calls")" 5 "one SETLINK per property"
 echo "# ADD: netlink requests: $(last_counts)"
 IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
 t_eq "$pf" 6 "the log counts the PF requests ($(last_counts))"
-t_eq "$((host <= 3))" 1 "host requests per ADD: $host, at most 3"
-t_eq "$((pod_n <= 5))" 1 "pod requests per ADD: $pod_n, at most 5"
+# The host's: the VF netdev with its altnames (one look), the move.
+t_eq "$((host <= 2))" 1 "host requests per ADD: $host, at most 2"
+# The pod's: is CNI_IFNAME free, is the VF's host name free there (for the
+# undo), the link once moved (its index), its address.
+t_eq "$((pod_n <= 4))" 1 "pod requests per ADD: $pod_n, at most 4"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
+t_eq "$T_RC" 0 "CHECK ($T_ERR)"
+echo "# CHECK: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+t_eq "$host" 0 "CHECK asks nothing of the host ($(last_counts))"
+t_eq "$((pf <= 1))" 1 "CHECK asks the PF once at most: $pf"
+t_eq "$((pod_n <= 2))" 1 "pod requests per CHECK: $pod_n, at most 2 (the link, its address)"
 pf_mark
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
@@ -42,6 +52,30 @@ IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
 t_eq "$pf" 5 "the log counts DEL's PF requests ($(last_counts))"
 t_eq "$((host <= 2))" 1 "host requests per DEL: $host, at most 2"
 t_eq "$((pod_n <= 3))" 1 "pod requests per DEL: $pod_n, at most 3"
+
+t_begin "multiRail ADD and DEL: the pod's socket and sysctls once, no look-up of a known index"
+sr_setup 1
+pod=$(t_netns)
+: > "$LOG"
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"multiRail\": true, \"logLevel\": \"debug\", \"logFile\": \"$LOG\"" \
+	"{\"type\": \"host-local\", \"subnet\": \"10.67.0.0/24\", \"gateway\": \"10.67.0.1\", \"dataDir\": \"$T_TMP/hl\"}"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+echo "# multiRail ADD: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+# Those of a plain ADD, plus link up after the sysctls (by index, without a
+# look first), the free-table look, two table routes, and the rule (a look
+# for it first, and its add).
+t_eq "$((pod_n <= 10))" 1 "pod requests per multiRail ADD: $pod_n, at most 10"
+t_eq "$(ip netns exec "$(basename "$pod")" ip -4 rule | grep -c 'from 10.67.0')" 1 "the rule is there"
+t_eq "$(ip netns exec "$(basename "$pod")" sysctl -n net.ipv4.conf.net1.arp_ignore)" 1 "the rail's sysctls are set"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+echo "# multiRail DEL: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+# The link, its move, the rules from its address (a look, and the delete).
+t_eq "$((pod_n <= 4))" 1 "pod requests per multiRail DEL: $pod_n, at most 4"
+t_eq "$(ip netns exec "$(basename "$pod")" ip -4 rule | grep -c 'from 10.67.0')" 0 "the rule is gone"
 
 t_begin "A VF the PF's cut-short VF list leaves out: its settings come from sysfs"
 sr_setup 3

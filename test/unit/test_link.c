@@ -108,6 +108,14 @@ static void test_get_set(void)
 	CHECK_INT(link_set_up(ls, idx, false), 0);
 	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
 	CHECK(!i.up);
+	/* The same in one request, by index. */
+	CHECK_INT(link_set_up_index(ls, idx, true), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(i.up);
+	CHECK_INT(link_set_up_index(ls, idx, false), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(!i.up);
+	CHECK_INT(link_set_up_index(ls, 99999, true), -ENODEV);
 
 	CHECK_INT(link_get_by_index(ls, 99999, &i), -ENODEV);
 	CHECK_INT(link_set_mtu(ls, 99999, 1500), -ENODEV);
@@ -120,7 +128,7 @@ static void test_altnames(void)
 {
 	char names[4][128];
 	struct link_sock *ls;
-	struct link_info i;
+	struct link_info i, j;
 	int n;
 
 	CHECK_INT(veth("an0", "an1"), 0);
@@ -135,6 +143,18 @@ static void test_altnames(void)
 	CHECK_STR(names[1], "pod-side-name-longer-than-ifnamsiz");
 	CHECK_INT(link_altnames(ls, i.ifindex, names, 1, &n), -ENOSPC);
 	CHECK_INT(n, 1);
+	/* The link and its altnames in one request: as link_get_by_name, plus the names. */
+	CHECK_INT(link_get_by_name_alt(ls, "an0", &j, names, 4, &n), 0);
+	CHECK_INT(j.ifindex, i.ifindex);
+	CHECK_STR(j.name, "an0");
+	CHECK_INT(j.mtu, i.mtu);
+	CHECK(!memcmp(j.mac, i.mac, 6));
+	CHECK_INT(j.up, i.up);
+	CHECK_INT(n, 2);
+	CHECK_STR(names[1], "pod-side-name-longer-than-ifnamsiz");
+	CHECK_INT(link_get_by_name_alt(ls, "an0", &j, names, 1, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(link_get_by_name_alt(ls, "no-such-an", &j, names, 4, &n), -ENODEV);
 
 	CHECK_INT(link_del_altname(ls, i.ifindex, "enp59s0f0v3"), 0);
 	CHECK_INT(link_altnames(ls, i.ifindex, names, 4, &n), 0);
