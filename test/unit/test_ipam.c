@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ipam: address math, iteration, capacity and the config parser with its errors. */
+/* ipam, ipam_addr, ipam_conf and ipam_ranges: address math, iteration, capacity and the config parser with its errors. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +9,9 @@
 
 #include "check.h"
 #include "ipam.h"
+#include "ipam_addr.h"
+#include "ipam_conf.h"
+#include "ipam_ranges.h"
 
 static struct ipam_conf conf;
 
@@ -109,6 +112,44 @@ static void test_prefix_math(void)
 	CHECK(ipam_prefix_parse("fd00::/129", &p) < 0);
 	CHECK(ipam_prefix_parse("10.1.2.0/2x", &p) < 0);
 	CHECK(ipam_prefix_parse("10.1.2.0/-1", &p) < 0);
+
+	/* A prefix filled by code: only the host bits go. */
+	p.addr = A("10.1.2.77");
+	p.len = 26;
+	ipam_prefix_normalize(&p);
+	CHECK_STR(fmt(&p.addr), "10.1.2.64");
+	p.addr = A("fd00::1:2");
+	p.len = 0;
+	ipam_prefix_normalize(&p);
+	CHECK_STR(fmt(&p.addr), "::");
+	p.addr = A("10.9.9.9");
+	p.len = 32;
+	ipam_prefix_normalize(&p);
+	CHECK_STR(fmt(&p.addr), "10.9.9.9");
+}
+
+/* The three forms an exclusion is written in. */
+static void test_span_parse(void)
+{
+	struct ipam_span sp;
+
+	CHECK_INT(ipam_span_parse("10.1.0.7", &sp), 0);
+	CHECK_STR(fmt(&sp.start), "10.1.0.7");
+	CHECK_STR(fmt(&sp.end), "10.1.0.7");
+	CHECK_INT(ipam_span_parse("10.1.0.77/26", &sp), 0);
+	CHECK_STR(fmt(&sp.start), "10.1.0.64");
+	CHECK_STR(fmt(&sp.end), "10.1.0.127");
+	CHECK_INT(ipam_span_parse("10.1.0.10-10.1.0.20", &sp), 0);
+	CHECK_STR(fmt(&sp.start), "10.1.0.10");
+	CHECK_STR(fmt(&sp.end), "10.1.0.20");
+	CHECK_INT(ipam_span_parse("fd00::a-fd00::a", &sp), 0);
+	CHECK_INT(ipam_span_parse("10.1.0.20-10.1.0.10", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse("10.1.0.1-fd00::1", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse("-10.1.0.1", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse("10.1.0.1-", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse("10.1.0.0/33", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse("", &sp), -EINVAL);
+	CHECK_INT(ipam_span_parse(NULL, &sp), -EINVAL);
 }
 
 static void test_defaults_and_shorthand(void)
@@ -770,6 +811,7 @@ int main(void)
 {
 	RUN(test_addr_parse_format);
 	RUN(test_prefix_math);
+	RUN(test_span_parse);
 	RUN(test_defaults_and_shorthand);
 	RUN(test_dual_stack);
 	RUN(test_iteration_wraps_over_ranges);
