@@ -479,9 +479,14 @@ static void test_devinfo(void)
 	devfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(devfd >= 0);
 	snprintf(path, sizeof(path), "%s/devinfo/pod-net1.json", tmp);
+	/* cni_errorf keeps the first error: each call gets a fresh one. */
+	memset(&err, 0, sizeof(err));
 	CHECK_INT(sriov_devinfo_validate(path, resolved, &err), 0);
 	CHECK_INT(sriov_devinfo_validate("/etc/passwd", resolved, &err), -EPERM);
+	CHECK_HAS(err.msg, "runtimeConfig.CNIDeviceInfoFile");
+	memset(&err, 0, sizeof(err));
 	CHECK_INT(sriov_devinfo_validate("devinfo/x.json", resolved, &err), -EINVAL);
+	CHECK_HAS(err.msg, "absolute");
 	CHECK_INT(sriov_devinfo_write(resolved, "0000:3b:00.2", "0000:3b:00.0", "rdma_net1"), 0);
 	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
 	CHECK_HAS(data, "\"pci-address\":\"0000:3b:00.2\"");
