@@ -15,8 +15,6 @@
 #include "log.h"
 #include "state.h"
 
-#define RECORD_MAX	8192
-#define NAME_MAX_LEN	300
 
 
 static void diag_file(struct pool *p, struct pool_diag *d, const char *name)
@@ -24,18 +22,6 @@ static void diag_file(struct pool *p, struct pool_diag *d, const char *name)
 	snprintf(d->file, sizeof(d->file), "%s/%s", p->path, name);
 }
 
-static void name_addr(char *buf, size_t len, char kind, const struct ipam_addr *a)
-{
-	char s[IPAM_ADDR_STRLEN];
-
-	ipam_addr_format(a, s, sizeof(s));
-	snprintf(buf, len, "%c-%s", kind, s);
-}
-
-static void name_owner(char *buf, size_t len, const struct pool_owner *o, int set)
-{
-	snprintf(buf, len, "c-%s:%s.%d", o->container_id, o->ifname, set);
-}
 
 int pool_boot_id(const char *proc_root, char *buf, size_t len)
 {
@@ -142,114 +128,12 @@ void pool_close(struct pool *p)
 	p->dirfd = p->tmpfd = p->lockfd = -1;
 }
 
-/* ---- records ---- */
-
-/* A JSON number that is an integer in [lo, hi]: anything else is not ours. */
-static bool int_in(const cJSON *n, double lo, double hi)
-{
-	return cJSON_IsNumber(n) && n->valuedouble >= lo && n->valuedouble <= hi &&
-	       n->valuedouble == (double)(long long)n->valuedouble;
-}
-
-int pool_record_parse(char *buf, size_t len, struct pool_record *r)
-{
-	const cJSON *addr, *set, *cid, *ifn, *ns, *boot, *created;
-	cJSON *j;
-	int ret = -EBADMSG;
-
-	memset(r, 0, sizeof(*r));
-	if (state_unseal(buf, &len) < 0)
-		return -EBADMSG;
-	j = cJSON_ParseWithLength(buf, len);
-	if (!j)
-		return -EBADMSG;
-	addr = cJSON_GetObjectItemCaseSensitive(j, "address");
-	set = cJSON_GetObjectItemCaseSensitive(j, "set");
-	cid = cJSON_GetObjectItemCaseSensitive(j, "containerID");
-	ifn = cJSON_GetObjectItemCaseSensitive(j, "ifname");
-	ns = cJSON_GetObjectItemCaseSensitive(j, "netns");
-	boot = cJSON_GetObjectItemCaseSensitive(j, "bootID");
-	created = cJSON_GetObjectItemCaseSensitive(j, "created");
-	/* 2^53: the largest integer a double (and so a JSON number here) holds exactly. */
-	if (!cJSON_IsString(addr) || !int_in(set, 0, IPAM_MAX_SETS - 1) || !cJSON_IsString(cid) ||
-	    !cJSON_IsString(ifn) || !cJSON_IsString(ns) || !cJSON_IsString(boot) ||
-	    !int_in(created, 0, 9007199254740992.0) ||
-	    ipam_addr_parse(addr->valuestring, &r->addr) < 0 ||
-	    strlen(cid->valuestring) >= sizeof(r->container_id) ||
-	    strlen(ifn->valuestring) >= sizeof(r->ifname) ||
-	    strlen(ns->valuestring) >= sizeof(r->netns) ||
-	    strlen(boot->valuestring) >= sizeof(r->boot_id))
-		goto out;
-	r->set = (int)set->valuedouble;
-	strcpy(r->container_id, cid->valuestring);
-	strcpy(r->ifname, ifn->valuestring);
-	strcpy(r->netns, ns->valuestring);
-	strcpy(r->boot_id, boot->valuestring);
-	r->created = (long long)created->valuedouble;
-	ret = 0;
-out:
-	cJSON_Delete(j);
-	return ret;
-}
-
-/*
- * Read record `name`: 0, -ENOENT, or another -errno when the entry exists
- * but says nothing usable (-EBADMSG: not a regular file, too large, or not
- * a record). An entry that cannot be read still holds its address: only
- * what the store can read may free one. *st comes from the descriptor the
- * record is read through. Records never change once linked: st_size is
- * the whole of one.
- */
-static int record_load(struct pool *p, const char *name, struct pool_record *r, struct stat *st)
-{
-	char buf[RECORD_MAX];
-	size_t len = 0;
-	ssize_t n = 0;
-	int fd, ret;
-
-	fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EBADMSG : -errno;
-	if (fstat(fd, st) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = -EBADMSG;
-	if (!S_ISREG(st->st_mode) || st->st_size > RECORD_MAX)
-		goto out;
-	while (len < (size_t)st->st_size) {
-		n = read(fd, buf + len, (size_t)st->st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	if (n < 0)
-		ret = -errno;
-	else if (len == (size_t)st->st_size)
-		ret = pool_record_parse(buf, len, r);
-out:
-	close(fd);
-	return ret;
-}
 
 static const char *unreadable_why(int ret)
 {
 	return ret == -EBADMSG ? "not a valid record" : strerror(-ret);
 }
 
-static bool same_owner(const struct pool_record *r, const char *cid, const char *ifname, int set)
-{
-	return r->set == set && !strcmp(r->container_id, cid) && !strcmp(r->ifname, ifname);
-}
-
-/* Both records say the same reservation: owner, set and address. */
-static bool same_reservation(const struct pool_record *a, const struct pool_record *b)
-{
-	return same_owner(a, b->container_id, b->ifname, b->set) &&
-	       ipam_addr_cmp(&a->addr, &b->addr) == 0;
-}
 
 /*
  * Make `to` a hard link of `from`, replacing it: the link goes through
@@ -271,39 +155,6 @@ static int relink(struct pool *p, const char *from, const char *to)
 	return 0;
 }
 
-/* Write the record of (owner, set, addr) into tmp/: its name goes to tmpname. */
-static int record_write_tmp(struct pool *p, const struct pool_owner *o, int set,
-			    const struct ipam_addr *a, char *tmpname, size_t tmplen)
-{
-	char s[IPAM_ADDR_STRLEN], *buf = NULL;
-	size_t len;
-	cJSON *j;
-	int ret = -ENOMEM;
-
-	ipam_addr_format(a, s, sizeof(s));
-	j = cJSON_CreateObject();
-	if (!j ||
-	    !cJSON_AddStringToObject(j, "address", s) ||
-	    !cJSON_AddNumberToObject(j, "set", set) ||
-	    !cJSON_AddStringToObject(j, "containerID", o->container_id) ||
-	    !cJSON_AddStringToObject(j, "ifname", o->ifname) ||
-	    !cJSON_AddStringToObject(j, "netns", o->netns ? o->netns : "") ||
-	    !cJSON_AddStringToObject(j, "bootID", p->boot_id) ||
-	    !cJSON_AddNumberToObject(j, "created", (double)time(NULL)))
-		goto out;
-	buf = cJSON_PrintUnformatted(j);
-	if (!buf)
-		goto out;
-	len = strlen(buf);
-	ret = state_seal(&buf, &len);
-	if (ret < 0)
-		goto out;
-	ret = state_write_tmp(p->tmpfd, buf, len, tmpname, tmplen);
-out:
-	free(buf);
-	cJSON_Delete(j);
-	return ret;
-}
 
 /*
  * Free the address of reservation r: a- first, then c-, so a release cut
@@ -314,7 +165,7 @@ out:
  */
 static int release(struct pool *p, const struct pool_record *r, const struct stat *c_st)
 {
-	char aname[NAME_MAX_LEN], cname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
+	char aname[POOL_NAME_MAX], cname[POOL_NAME_MAX], rname[POOL_NAME_MAX];
 	struct pool_owner o = { r->container_id, r->ifname, NULL };
 	struct stat ast, cst;
 	struct pool_record x;
@@ -322,8 +173,8 @@ static int release(struct pool *p, const struct pool_record *r, const struct sta
 	bool a_ours = false, c_ours = false, c_exists = true;
 	int ret;
 
-	name_owner(cname, sizeof(cname), &o, r->set);
-	name_addr(aname, sizeof(aname), 'a', &r->addr);
+	pool_record_name_owner(cname, sizeof(cname), &o, r->set);
+	pool_record_name_addr(aname, sizeof(aname), 'a', &r->addr);
 	if (c_st) {
 		cst = *c_st;
 		c_ours = true;
@@ -332,14 +183,15 @@ static int release(struct pool *p, const struct pool_record *r, const struct sta
 			return -errno;
 		c_exists = false;
 	} else {
-		c_ours = record_load(p, cname, &x, &cst) == 0 && same_reservation(&x, r);
+		c_ours = pool_record_load(p->dirfd, cname, &x, &cst) == 0 && pool_record_same(&x, r);
 	}
 	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) == 0) {
 		/* The common case: a- and c- are one file, whose content is known. */
 		if (c_exists && ast.st_ino == cst.st_ino && ast.st_dev == cst.st_dev)
 			a_ours = c_ours;
 		else
-			a_ours = record_load(p, aname, &x, &ast) == 0 && same_reservation(&x, r);
+			a_ours = pool_record_load(p->dirfd, aname, &x, &ast) == 0 &&
+				 pool_record_same(&x, r);
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
@@ -347,7 +199,7 @@ static int release(struct pool *p, const struct pool_record *r, const struct sta
 		if (p->conf->cooldown <= 0) {
 			ret = state_remove(p->dirfd, aname);
 		} else {
-			name_addr(rname, sizeof(rname), 'r', &r->addr);
+			pool_record_name_addr(rname, sizeof(rname), 'r', &r->addr);
 			ret = renameat(p->dirfd, aname, p->dirfd, rname) < 0 ? -errno : 0;
 			clock_gettime(CLOCK_REALTIME, &now[0]);
 			now[1] = now[0];
@@ -391,7 +243,7 @@ static int scan(struct pool *p, const char *prefix,
 struct same_file {
 	dev_t dev;
 	ino_t ino;
-	char name[NAME_MAX_LEN];
+	char name[POOL_NAME_MAX];
 };
 
 static int find_same_file(struct pool *p, const char *name, void *arg)
@@ -434,23 +286,6 @@ static void unreadable(struct pool *p, const char *name, int why)
 		 p->path, name, unreadable_why(why), aname + 2, p->path, aname);
 }
 
-/* The record's own entry names: a record whose content disagrees with its name was edited. */
-static bool names_a(const char *name, const struct pool_record *r)
-{
-	char buf[NAME_MAX_LEN];
-
-	name_addr(buf, sizeof(buf), 'a', &r->addr);
-	return !strcmp(buf, name);
-}
-
-static bool names_c(const char *name, const struct pool_record *r)
-{
-	struct pool_owner o = { r->container_id, r->ifname, NULL };
-	char buf[NAME_MAX_LEN];
-
-	name_owner(buf, sizeof(buf), &o, r->set);
-	return !strcmp(buf, name);
-}
 
 /* ---- lookup and reservation ---- */
 
@@ -464,17 +299,17 @@ static bool names_c(const char *name, const struct pool_record *r)
 static int lookup(struct pool *p, const struct pool_owner *o, int s, struct pool_record *r,
 		  bool repair, struct pool_diag *d)
 {
-	char cname[NAME_MAX_LEN], aname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
+	char cname[POOL_NAME_MAX], aname[POOL_NAME_MAX], rname[POOL_NAME_MAX];
 	struct pool_record x;
 	struct stat cst, ast;
 	int ret;
 
-	name_owner(cname, sizeof(cname), o, s);
+	pool_record_name_owner(cname, sizeof(cname), o, s);
 	diag_file(p, d, cname);
-	ret = record_load(p, cname, r, &cst);
+	ret = pool_record_load(p->dirfd, cname, r, &cst);
 	if (ret == -ENOENT)
 		return ret;
-	if (ret == 0 && !same_owner(r, o->container_id, o->ifname, s))
+	if (ret == 0 && !pool_record_same_owner(r, o->container_id, o->ifname, s))
 		ret = -EBADMSG;
 	if (ret < 0 && repair) {
 		/* An unreadable c- alone holds nothing: it goes, and ADD goes on. */
@@ -484,12 +319,12 @@ static int lookup(struct pool *p, const struct pool_owner *o, int s, struct pool
 	}
 	if (ret < 0)
 		return ret;
-	name_addr(aname, sizeof(aname), 'a', &r->addr);
+	pool_record_name_addr(aname, sizeof(aname), 'a', &r->addr);
 	if (fstatat(p->dirfd, aname, &ast, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    ast.st_ino == cst.st_ino && ast.st_dev == cst.st_dev)
 		return 0;
-	ret = record_load(p, aname, &x, &ast);
-	if (ret == 0 && same_reservation(&x, r))
+	ret = pool_record_load(p->dirfd, aname, &x, &ast);
+	if (ret == 0 && pool_record_same(&x, r))
 		return relink(p, aname, cname);
 	if (!repair) {
 		d->set = s;
@@ -498,7 +333,7 @@ static int lookup(struct pool *p, const struct pool_owner *o, int s, struct pool
 	}
 	if (ret == -ENOENT) {
 		/* Free, since no a- holds it; a resting r- can only be this owner's own. */
-		name_addr(rname, sizeof(rname), 'r', &r->addr);
+		pool_record_name_addr(rname, sizeof(rname), 'r', &r->addr);
 		state_remove(p->dirfd, rname);
 		return linkat(p->dirfd, cname, p->dirfd, aname, 0) < 0 ? -errno : 0;
 	}
@@ -514,17 +349,17 @@ static int lookup(struct pool *p, const struct pool_owner *o, int s, struct pool
  */
 static int probe(struct pool *p, const struct ipam_addr *a, bool ignore_rest)
 {
-	char aname[NAME_MAX_LEN], rname[NAME_MAX_LEN];
+	char aname[POOL_NAME_MAX], rname[POOL_NAME_MAX];
 	struct stat st;
 
-	name_addr(aname, sizeof(aname), 'a', a);
+	pool_record_name_addr(aname, sizeof(aname), 'a', a);
 	if (fstatat(p->dirfd, aname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return -EEXIST;
 	if (errno != ENOENT)
 		return -errno;
 	if (p->conf->cooldown <= 0)
 		return 0;
-	name_addr(rname, sizeof(rname), 'r', a);
+	pool_record_name_addr(rname, sizeof(rname), 'r', a);
 	if (fstatat(p->dirfd, rname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!ignore_rest && time(NULL) - st.st_mtime < p->conf->cooldown)
@@ -539,14 +374,14 @@ static int probe(struct pool *p, const struct ipam_addr *a, bool ignore_rest)
  */
 static int reserve(struct pool *p, const struct pool_owner *o, int s, const struct ipam_addr *a)
 {
-	char tmpname[NAME_MAX_LEN], aname[NAME_MAX_LEN], cname[NAME_MAX_LEN];
+	char tmpname[POOL_NAME_MAX], aname[POOL_NAME_MAX], cname[POOL_NAME_MAX];
 	int ret;
 
-	ret = record_write_tmp(p, o, s, a, tmpname, sizeof(tmpname));
+	ret = pool_record_write_tmp(p->tmpfd, o, s, a, p->boot_id, tmpname, sizeof(tmpname));
 	if (ret < 0)
 		return ret;
-	name_addr(aname, sizeof(aname), 'a', a);
-	name_owner(cname, sizeof(cname), o, s);
+	pool_record_name_addr(aname, sizeof(aname), 'a', a);
+	pool_record_name_owner(cname, sizeof(cname), o, s);
 	if (renameat(p->tmpfd, tmpname, p->dirfd, cname) < 0) {
 		ret = -errno;
 		state_remove(p->tmpfd, tmpname);
@@ -607,7 +442,7 @@ static void write_last(int fd, const struct ipam_addr *a)
 static int scanned(struct pool *p, const char *name, struct pool_record *r, struct stat *st,
 		   bool (*names)(const char *name, const struct pool_record *r))
 {
-	int ret = record_load(p, name, r, st);
+	int ret = pool_record_load(p->dirfd, name, r, st);
 
 	if (ret == -ENOENT)
 		return 1;
@@ -631,7 +466,7 @@ static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 	struct stat st;
 	int ret;
 
-	if (scanned(p, name, &r, &st, names_a))
+	if (scanned(p, name, &r, &st, pool_record_names_a))
 		return 0;
 	if ((ra->set >= 0 && r.set != ra->set) || !strcmp(r.boot_id, p->boot_id))
 		return 0;
@@ -692,7 +527,7 @@ out:
 static int reserve_requested(struct pool *p, const struct pool_owner *o, int s,
 			     const struct ipam_addr *a, struct pool_diag *d)
 {
-	char aname[NAME_MAX_LEN];
+	char aname[POOL_NAME_MAX];
 	struct pool_record holder;
 	struct stat st;
 	int ret;
@@ -707,8 +542,8 @@ static int reserve_requested(struct pool *p, const struct pool_owner *o, int s,
 	}
 	ipam_addr_format(a, d->addr, sizeof(d->addr));
 	d->set = s;
-	name_addr(aname, sizeof(aname), 'a', a);
-	if (record_load(p, aname, &holder, &st) == 0)
+	pool_record_name_addr(aname, sizeof(aname), 'a', a);
+	if (pool_record_load(p->dirfd, aname, &holder, &st) == 0)
 		snprintf(d->holder, sizeof(d->holder), "%s:%s", holder.container_id, holder.ifname);
 	return -EADDRINUSE;
 }
@@ -782,7 +617,7 @@ rollback:
 
 int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d)
 {
-	char cname[NAME_MAX_LEN];
+	char cname[POOL_NAME_MAX];
 	struct pool_record r;
 	struct stat st;
 	int s, ret, changed = 0;
@@ -790,12 +625,12 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 	*released = 0;
 	/* Every possible set: the config may have lost a set since the ADD. */
 	for (s = 0; s < IPAM_MAX_SETS; s++) {
-		name_owner(cname, sizeof(cname), o, s);
-		ret = record_load(p, cname, &r, &st);
+		pool_record_name_owner(cname, sizeof(cname), o, s);
+		ret = pool_record_load(p->dirfd, cname, &r, &st);
 		if (ret == -ENOENT)
 			continue;
 		changed = 1;
-		if (ret == 0 && !same_owner(&r, o->container_id, o->ifname, s))
+		if (ret == 0 && !pool_record_same_owner(&r, o->container_id, o->ifname, s))
 			ret = -EBADMSG;
 		if (ret < 0) {
 			unreadable(p, cname, ret);
@@ -848,7 +683,7 @@ static int gc_index(struct pool *p, const char *name, void *arg)
 	struct stat st;
 	int ret;
 
-	if (scanned(p, name, &r, &st, names_c))
+	if (scanned(p, name, &r, &st, pool_record_names_c))
 		return 0;
 	if (gc_keeps(p, ga, &r))
 		return 0;
@@ -863,12 +698,12 @@ static int gc_addr(struct pool *p, const char *name, void *arg)
 {
 	struct pool_owner o;
 	struct gc_arg *ga = arg;
-	char cname[NAME_MAX_LEN];
+	char cname[POOL_NAME_MAX];
 	struct pool_record r;
 	struct stat st;
 	int ret;
 
-	if (scanned(p, name, &r, &st, names_a))
+	if (scanned(p, name, &r, &st, pool_record_names_a))
 		return 0;
 	if (!gc_keeps(p, ga, &r)) {
 		ret = release(p, &r, NULL);
@@ -878,7 +713,7 @@ static int gc_addr(struct pool *p, const char *name, void *arg)
 	}
 	o.container_id = r.container_id;
 	o.ifname = r.ifname;
-	name_owner(cname, sizeof(cname), &o, r.set);
+	pool_record_name_owner(cname, sizeof(cname), &o, r.set);
 	if (fstatat(p->dirfd, cname, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return 0;
 	return linkat(p->dirfd, name, p->dirfd, cname, 0) < 0 ? -errno : 0;
@@ -944,8 +779,8 @@ static int count_one(struct pool *p, const char *name, void *arg)
 		return 0;
 	}
 	ca->held[s]++;
-	if (ca->read_boot && record_load(p, name, &r, &st) == 0 && names_a(name, &r) &&
-	    strcmp(r.boot_id, p->boot_id))
+	if (ca->read_boot && pool_record_load(p->dirfd, name, &r, &st) == 0 &&
+	    pool_record_names_a(name, &r) && strcmp(r.boot_id, p->boot_id))
 		ca->stale[s]++;
 	return 0;
 }
@@ -964,7 +799,7 @@ static int count(struct pool *p, struct count_arg *ca, bool read_boot)
 
 int pool_status(struct pool *p, struct pool_diag *d)
 {
-	char tmpname[NAME_MAX_LEN];
+	char tmpname[POOL_NAME_MAX];
 	struct count_arg ca;
 	int s, ret, full = 0;
 
@@ -995,3 +830,4 @@ int pool_status(struct pool *p, struct pool_diag *d)
 		}
 	return 0;
 }
+

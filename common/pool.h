@@ -11,6 +11,8 @@
  *   r-<address>               a released address resting (releaseCooldown), by mtime
  *   last.<set>                the last address handed out in the set (round-robin)
  *
+ * (pool_record reads and writes the records and names the entries.)
+ *
  * An address is held while its a- exists, whatever the entry holds or its
  * link count: only a record the store can read, naming an owner that is
  * gone (DEL, GC, an earlier boot), frees one. So a store copied without
@@ -41,6 +43,7 @@
 #include <limits.h>
 #include "cni.h"
 #include "ipam.h"
+#include "pool_record.h"
 
 #define POOL_LOCK_TIMEOUT_MS	30000
 #define POOL_DEFAULT_PROC_ROOT	"/proc"
@@ -52,32 +55,12 @@ struct pool {
 	char boot_id[64];
 };
 
-/* One reservation, as its record says. */
-struct pool_record {
-	struct ipam_addr addr;
-	int set;
-	char container_id[256];
-	char ifname[IFNAMSIZ];
-	char netns[PATH_MAX];
-	char boot_id[64];
-	long long created;
-};
-
-struct pool_owner {
-	const char *container_id;
-	const char *ifname;
-	const char *netns;		/* NULL or "" when unknown (DEL) */
-};
-
 struct pool_diag {
 	int set;			/* -1 when not about a set */
 	char file[PATH_MAX + 320];
 	char addr[IPAM_ADDR_STRLEN];
 	char holder[280];		/* "containerID:ifname" */
 };
-
-/* A record's bytes (sealed JSON; buf is modified): 0 or -EBADMSG. */
-int pool_record_parse(char *buf, size_t len, struct pool_record *r);
 
 /* The kernel's boot ID from <proc_root>/sys/kernel/random/boot_id. */
 int pool_boot_id(const char *proc_root, char *buf, size_t len);

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Moved out of cni.c; the validators were cni_valid_*, now valid_* (see valid.h). */
 #include <ctype.h>
 #include <limits.h>
 #include <string.h>

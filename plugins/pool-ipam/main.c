@@ -42,9 +42,27 @@ static void set_name(const struct ipam_conf *c, int s, char *buf, size_t len)
 	snprintf(buf, len, "range set %d (%s/%d)", s, net, c->sets[s].r[0].subnet.len);
 }
 
-/* ipam.ippool entries, one per range set of a cluster config. */
-static struct ippool_conf pools[IPPOOL_MAX];
-static int n_pools;
+/*
+ * What one verb works on. The config alone is tens of KiB, too large for
+ * the stack: each verb allocates one run and hands it down, so nothing
+ * lives in statics and every function works on what it is given.
+ */
+struct run {
+	struct ipam_conf conf;
+	struct ippool_conf pools[IPPOOL_MAX];	/* ipam.ippool, one per range set */
+	int n_pools;
+	struct ippool_block block;		/* the block being applied (cluster_blocks) */
+	struct cni_result prev;			/* prevResult (CHECK) */
+};
+
+static struct run *run_new(struct cni_error *err)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		cni_errorf(err, CNI_ERR_IO, "out of memory");
+	return r;
+}
 
 /*
  * What DEL and GC need of a config that no longer validates: the store's
@@ -78,9 +96,10 @@ static int load_store_only(const cJSON *ipam, struct ipam_conf *c, struct cni_er
  * store_only: DEL and GC need the store and nothing of the ranges, so a
  * node that lost its block (or its name) can still release what it holds.
  */
-static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
+static int load(struct cni_request *req, struct run *run, bool store_only,
 		struct cni_error *err)
 {
+	struct ipam_conf *c = &run->conf;
 	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
 	char path[PATH_MAX], why[768];
 	enum log_level lvl;
@@ -92,7 +111,7 @@ static int load(struct cni_request *req, struct ipam_conf *c, bool store_only,
 			return -1;
 	} else if (ret < 0) {
 		return -1;
-	} else if (c->cluster && ippool_conf_parse(ipam, pools, &n_pools, err) < 0) {
+	} else if (c->cluster && ippool_conf_parse(ipam, run->pools, &run->n_pools, err) < 0) {
 		if (!store_only)
 			return -1;
 		log_warn("%s; releasing by attachment anyway", err->msg);
@@ -232,11 +251,13 @@ static int open_pool(const struct cni_request *req, const struct ipam_conf *c, s
  * cache or the API server for ADD (fetch), from the cache alone otherwise.
  * *missing counts the sets without a cached block (fetch false only).
  */
-static int cluster_blocks(const struct cni_request *req, struct ipam_conf *c, bool fetch,
+static int cluster_blocks(const struct cni_request *req, struct run *run, bool fetch,
 			  int *missing, struct cni_error *err)
 {
 	static const char *const from[] = { "cache", "API server", "cache (API server failed)" };
-	static struct ippool_block b;
+	struct ipam_conf *c = &run->conf;
+	const struct ippool_conf *pools = run->pools;
+	struct ippool_block *b = &run->block;
 	enum ippool_source src;
 	char path[PATH_MAX + 256], msg[256], a[IPAM_ADDR_STRLEN], z[IPAM_ADDR_STRLEN];
 	int fd, s, ret;
@@ -250,27 +271,27 @@ static int cluster_blocks(const struct cni_request *req, struct ipam_conf *c, bo
 	if (ret < 0)
 		return cni_errorf(err, ret == -ELOOP || ret == -ENOTDIR ? CNI_ERR_INVALID_CONFIG : CNI_ERR_IO,
 				  "ipam.dataDir: cannot open %s: %s", path, strerror(-ret));
-	for (s = 0; s < n_pools && ret == 0; s++) {
+	for (s = 0; s < run->n_pools && ret == 0; s++) {
 		if (fetch) {
-			ret = ippool_resolve(&pools[s], s, c->node_name, fd, (long long)time(NULL), &b,
+			ret = ippool_resolve(&pools[s], s, c->node_name, fd, (long long)time(NULL), b,
 					     &src, err);
 			if (ret < 0)
 				break;
-			ipam_addr_format(&b.start, a, sizeof(a));
-			ipam_addr_format(&b.end, z, sizeof(z));
+			ipam_addr_format(&b->start, a, sizeof(a));
+			ipam_addr_format(&b->end, z, sizeof(z));
 			log_msg(src == IPPOOL_FROM_API ? LOG_LVL_INFO : LOG_LVL_DEBUG,
 				"%s %s/%s: node %s's block %s-%s (resourceVersion %s) from the %s",
 				ippool_kind_name(pools[s].kind), pools[s].ns, pools[s].name,
-				c->node_name, a, z, b.resource_version, from[src]);
+				c->node_name, a, z, b->resource_version, from[src]);
 		} else {
-			ret = ippool_cache_read(fd, s, &pools[s], c->node_name, &b);
+			ret = ippool_cache_read(fd, s, &pools[s], c->node_name, b);
 			if (ret < 0) {
 				(*missing)++;
 				ret = 0;
 				continue;
 			}
 		}
-		ret = ippool_apply(&b, c, s, msg, sizeof(msg));
+		ret = ippool_apply(b, c, s, msg, sizeof(msg));
 		if (ret < 0)
 			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.ippool: %s", msg);
 	}
@@ -428,61 +449,62 @@ static bool dns_set(const struct cni_dns *d)
 	return d->n_nameservers || d->domain[0] || d->n_search || d->n_options;
 }
 
-static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
+static int do_add(struct cni_request *req, struct run *run, struct cni_result *res,
+		  struct cni_error *err)
 {
 	struct ipam_addr want[IPAM_MAX_SETS], got[IPAM_MAX_SETS];
-	static struct ipam_conf c;
+	struct ipam_conf *c = &run->conf;
 	struct pool_owner o;
 	struct pool_diag d;
 	struct pool p;
 	char a[IPAM_ADDR_STRLEN];
 	int n_want, s, ret, missing;
 
-	if (load(req, &c, false, err) < 0 || owner_of(req, &o, err) < 0 ||
+	if (load(req, run, false, err) < 0 || owner_of(req, &o, err) < 0 ||
 	    requests(req, want, &n_want, err) < 0)
 		return -1;
-	if (c.cluster && cluster_blocks(req, &c, true, &missing, err) < 0)
+	if (c->cluster && cluster_blocks(req, run, true, &missing, err) < 0)
 		return -1;
-	if (dns_set(&c.dns))
-		res->dns = c.dns;
-	else if (c.resolv_conf[0] && read_resolv_conf(c.resolv_conf, &res->dns, err) < 0)
+	if (dns_set(&c->dns))
+		res->dns = c->dns;
+	else if (c->resolv_conf[0] && read_resolv_conf(c->resolv_conf, &res->dns, err) < 0)
 		return -1;
-	if (open_pool(req, &c, &p, &d, err) < 0)
+	if (open_pool(req, c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_add(&p, &o, want, n_want, got, &d);
 	if (ret < 0) {
-		pool_error(ret, &c, &p, &d, err);
+		pool_error(ret, c, &p, &d, err);
 		pool_close(&p);
 		return -1;
 	}
 	pool_close(&p);
-	for (s = 0; s < c.n_sets; s++) {
-		result_ip(&c, s, &got[s], &res->ips[res->n_ips++]);
+	for (s = 0; s < c->n_sets; s++) {
+		result_ip(c, s, &got[s], &res->ips[res->n_ips++]);
 		ipam_addr_format(&got[s], a, sizeof(a));
 		log_info("reserved %s in range set %d", a, s);
 	}
-	memcpy(res->routes, c.routes, sizeof(c.routes[0]) * (size_t)c.n_routes);
-	res->n_routes = c.n_routes;
+	memcpy(res->routes, c->routes, sizeof(c->routes[0]) * (size_t)c->n_routes);
+	res->n_routes = c->n_routes;
 	return 0;
 }
 
-static int cmd_del(struct cni_request *req, struct cni_error *err)
+static int do_del(struct cni_request *req, struct run *run, struct cni_error *err)
 {
-	static struct ipam_conf c;
+	struct ipam_conf *c = &run->conf;
 	struct pool_owner o;
 	struct pool_diag d;
 	struct pool p;
 	int ret, released;
 
-	if (load(req, &c, true, err) < 0 || owner_of(req, &o, err) < 0)
+	if (load(req, run, true, err) < 0 || owner_of(req, &o, err) < 0)
 		return -1;
-	if (!c.data_dir[0])
+	if (!c->data_dir[0])
 		return 0;
-	if (open_pool(req, &c, &p, &d, err) < 0)
+	if (open_pool(req, c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_del(&p, &o, &released, &d);
 	if (ret < 0)
-		pool_error(ret, &c, &p, &d, err);
+		pool_error(ret, c, &p, &d, err);
 	pool_close(&p);
 	if (ret == 0)
 		log_info("released %d reservation(s)", released);
@@ -490,25 +512,26 @@ static int cmd_del(struct cni_request *req, struct cni_error *err)
 }
 
 /* The reservation must be in prevResult too, when the runtime passes one. */
-static int check_prev(const struct cni_request *req, const struct ipam_conf *c,
+static int check_prev(const struct cni_request *req, struct run *run,
 		      const struct ipam_addr *got, struct cni_error *err)
 {
-	static struct cni_result prev;
+	const struct ipam_conf *c = &run->conf;
+	struct cni_result *prev = &run->prev;
 	struct ipam_addr a;
 	char s[IPAM_ADDR_STRLEN];
 	int i, k;
 
 	if (!req->prev_result)
 		return 0;
-	cni_result_init(&prev);
-	if (cni_result_parse(req->prev_result, &prev, err) < 0)
+	cni_result_init(prev);
+	if (cni_result_parse(req->prev_result, prev, err) < 0)
 		return -1;
 	for (i = 0; i < c->n_sets; i++) {
-		for (k = 0; k < prev.n_ips; k++)
-			if (ipam_addr_parse_cidr(prev.ips[k].address, &a) == 0 &&
+		for (k = 0; k < prev->n_ips; k++)
+			if (ipam_addr_parse_cidr(prev->ips[k].address, &a) == 0 &&
 			    ipam_addr_cmp(&a, &got[i]) == 0)
 				break;
-		if (k == prev.n_ips) {
+		if (k == prev->n_ips) {
 			ipam_addr_format(&got[i], s, sizeof(s));
 			return cni_errorf(err, CNI_ERR_DRIFT,
 					  "prevResult lacks %s, reserved for this container", s);
@@ -517,49 +540,49 @@ static int check_prev(const struct cni_request *req, const struct ipam_conf *c,
 	return 0;
 }
 
-static int cmd_check(struct cni_request *req, struct cni_error *err)
+static int do_check(struct cni_request *req, struct run *run, struct cni_error *err)
 {
 	struct ipam_addr got[IPAM_MAX_SETS];
-	static struct ipam_conf c;
+	struct ipam_conf *c = &run->conf;
 	struct pool_owner o;
 	struct pool_diag d;
 	struct pool p;
 	int ret;
 
-	if (load(req, &c, false, err) < 0 || owner_of(req, &o, err) < 0 ||
-	    open_pool(req, &c, &p, &d, err) < 0)
+	if (load(req, run, false, err) < 0 || owner_of(req, &o, err) < 0 ||
+	    open_pool(req, c, &p, &d, err) < 0)
 		return -1;
 	ret = pool_check(&p, &o, got, &d);
 	if (ret < 0)
-		pool_error(ret, &c, &p, &d, err);
+		pool_error(ret, c, &p, &d, err);
 	pool_close(&p);
 	if (ret < 0)
 		return -1;
-	return check_prev(req, &c, got, err);
+	return check_prev(req, run, got, err);
 }
 
-static int cmd_gc(struct cni_request *req, struct cni_error *err)
+static int do_gc(struct cni_request *req, struct run *run, struct cni_error *err)
 {
 	struct cni_attachment *valid = NULL;
-	static struct ipam_conf c;
+	struct ipam_conf *c = &run->conf;
 	struct pool_diag d;
 	struct pool p;
 	int n, ret, released;
 
-	if (load(req, &c, true, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
+	if (load(req, run, true, err) < 0 || cni_gc_valid_attachments(req, &valid, &n, err) < 0)
 		return -1;
-	if (!c.data_dir[0] || n < 0) {
+	if (!c->data_dir[0] || n < 0) {
 		log_info("GC: no cni.dev/valid-attachments in the config: releasing nothing");
 		free(valid);
 		return 0;
 	}
-	if (open_pool(req, &c, &p, &d, err) < 0) {
+	if (open_pool(req, c, &p, &d, err) < 0) {
 		free(valid);
 		return -1;
 	}
 	ret = pool_gc(&p, valid, n, &released, &d);
 	if (ret < 0)
-		pool_error(ret, &c, &p, &d, err);
+		pool_error(ret, c, &p, &d, err);
 	pool_close(&p);
 	free(valid);
 	if (ret == 0)
@@ -567,34 +590,80 @@ static int cmd_gc(struct cni_request *req, struct cni_error *err)
 	return ret < 0 ? -1 : 0;
 }
 
-static int cmd_status(struct cni_request *req, struct cni_error *err)
+static int do_status(struct cni_request *req, struct run *run, struct cni_error *err)
 {
-	static struct ipam_conf c;
+	struct ipam_conf *c = &run->conf;
 	struct cni_error inner = { 0 };
 	struct pool_diag d;
 	struct pool p;
 	char set[96];
 	int ret, missing = 0;
 
-	if (load(req, &c, false, err) < 0)
+	if (load(req, run, false, err) < 0)
 		return -1;
-	if (c.cluster && cluster_blocks(req, &c, false, &missing, err) < 0)
+	if (c->cluster && cluster_blocks(req, run, false, &missing, err) < 0)
 		return -1;
-	if (open_pool(req, &c, &p, &d, &inner) < 0)
+	if (open_pool(req, c, &p, &d, &inner) < 0)
 		return cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
 	/* Without a cached block there is nothing to count: the next ADD fetches it. */
 	ret = missing ? 0 : pool_status(&p, &d);
 	if (ret == -EXFULL) {
-		set_name(&c, d.set, set, sizeof(set));
+		set_name(c, d.set, set, sizeof(set));
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "%s is exhausted: ADD would fail", set);
 	} else if (ret < 0) {
-		pool_error(ret, &c, &p, &d, &inner);
+		pool_error(ret, c, &p, &d, &inner);
 		cni_errorf(err, CNI_ERR_NOT_AVAILABLE, "store unusable: %s", inner.msg);
 		if (inner.details[0])
 			cni_error_details(err, "%s", inner.details);
 	}
 	pool_close(&p);
 	return ret < 0 ? -1 : 0;
+}
+
+/* The skeleton's handlers: each verb gets its own run and frees it. */
+static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
+{
+	struct run *run = run_new(err);
+	int ret;
+
+	if (!run)
+		return -1;
+	ret = do_add(req, run, res, err);
+	free(run);
+	return ret;
+}
+
+static int with_run(int (*verb)(struct cni_request *, struct run *, struct cni_error *),
+		    struct cni_request *req, struct cni_error *err)
+{
+	struct run *run = run_new(err);
+	int ret;
+
+	if (!run)
+		return -1;
+	ret = verb(req, run, err);
+	free(run);
+	return ret;
+}
+
+static int cmd_del(struct cni_request *req, struct cni_error *err)
+{
+	return with_run(do_del, req, err);
+}
+
+static int cmd_check(struct cni_request *req, struct cni_error *err)
+{
+	return with_run(do_check, req, err);
+}
+
+static int cmd_gc(struct cni_request *req, struct cni_error *err)
+{
+	return with_run(do_gc, req, err);
+}
+
+static int cmd_status(struct cni_request *req, struct cni_error *err)
+{
+	return with_run(do_status, req, err);
 }
 
 static const struct cni_plugin plugin = {

@@ -472,7 +472,7 @@ out:
 int sriov_devinfo_remove(const char *path, const char *bdf)
 {
 	char resolved[PATH_MAX], *data = NULL;
-	struct cni_error err;
+	struct cni_error err = { 0 };
 	const cJSON *addr;
 	const char *base;
 	cJSON *o = NULL;

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "ipam_conf.h"
+#include "pool_record.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

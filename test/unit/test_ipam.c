@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ipam: address math, iteration, capacity and the config parser with its errors. */
+/* ipam, ipam_conf and ipam_ranges: iteration, capacity and the config parser with its errors. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +9,9 @@
 
 #include "check.h"
 #include "ipam.h"
+#include "ipam_addr.h"
+#include "ipam_conf.h"
+#include "ipam_ranges.h"
 
 static struct ipam_conf conf;
 
@@ -50,65 +53,6 @@ static const char *parse(const char *json)
 	if (err.code != CNI_ERR_INVALID_CONFIG)
 		return "error code is not 7";
 	return err.msg;
-}
-
-static void test_addr_parse_format(void)
-{
-	struct ipam_addr a;
-
-	CHECK_INT(ipam_addr_parse("10.1.2.3", &a), 0);
-	CHECK_INT(a.family, AF_INET);
-	CHECK(a.v == 0x0a010203);
-	CHECK_STR(fmt(&a), "10.1.2.3");
-	CHECK_INT(ipam_addr_parse("fd00::1:0:0:5", &a), 0);
-	CHECK_INT(a.family, AF_INET6);
-	CHECK((uint64_t)a.v == 0x0001000000000005ull && (uint64_t)(a.v >> 64) == 0xfd00000000000000ull);
-	CHECK_STR(fmt(&a), "fd00::1:0:0:5");
-	CHECK_INT(ipam_addr_parse("FD00:0::0001", &a), 0);
-	CHECK_STR(fmt(&a), "fd00::1");
-	CHECK(ipam_addr_parse("10.1.2", &a) < 0);
-	CHECK(ipam_addr_parse("10.1.2.256", &a) < 0);
-	CHECK(ipam_addr_parse("10.1.2.3/24", &a) < 0);
-	CHECK(ipam_addr_parse(" 10.1.2.3", &a) < 0);
-	CHECK(ipam_addr_parse("", &a) < 0);
-	CHECK_INT(ipam_addr_parse_cidr("10.1.2.3/24", &a), 0);
-	CHECK_STR(fmt(&a), "10.1.2.3");
-	CHECK(ipam_addr_parse_cidr("10.1.2.3/33", &a) < 0);
-	CHECK(ipam_addr_parse_cidr("10.1.2.3/", &a) < 0);
-}
-
-static void test_prefix_math(void)
-{
-	struct ipam_prefix p, q;
-	struct ipam_addr last, a;
-
-	CHECK_INT(ipam_prefix_parse("10.1.2.77/24", &p), 0);
-	CHECK_STR(fmt(&p.addr), "10.1.2.0");
-	CHECK_INT(p.len, 24);
-	last = ipam_prefix_last(&p);
-	CHECK_STR(fmt(&last), "10.1.2.255");
-	a = A("10.1.2.200");
-	CHECK(ipam_prefix_contains(&p, &a));
-	a = A("10.1.3.0");
-	CHECK(!ipam_prefix_contains(&p, &a));
-	a = A("::ffff:10.1.2.3");
-	CHECK(!ipam_prefix_contains(&p, &a));
-
-	CHECK_INT(ipam_prefix_parse("fd00:1::/64", &p), 0);
-	last = ipam_prefix_last(&p);
-	CHECK_STR(fmt(&last), "fd00:1::ffff:ffff:ffff:ffff");
-	CHECK_INT(ipam_prefix_parse("::/0", &q), 0);
-	last = ipam_prefix_last(&q);
-	CHECK_STR(fmt(&last), "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
-	CHECK(ipam_prefix_overlap(&p, &q));
-	CHECK_INT(ipam_prefix_parse("0.0.0.0/0", &q), 0);
-	CHECK(!ipam_prefix_overlap(&p, &q));
-
-	CHECK(ipam_prefix_parse("10.1.2.0", &p) < 0);
-	CHECK(ipam_prefix_parse("10.1.2.0/33", &p) < 0);
-	CHECK(ipam_prefix_parse("fd00::/129", &p) < 0);
-	CHECK(ipam_prefix_parse("10.1.2.0/2x", &p) < 0);
-	CHECK(ipam_prefix_parse("10.1.2.0/-1", &p) < 0);
 }
 
 static void test_defaults_and_shorthand(void)
@@ -768,8 +712,6 @@ static void test_conf_finish(void)
 
 int main(void)
 {
-	RUN(test_addr_parse_format);
-	RUN(test_prefix_math);
 	RUN(test_defaults_and_shorthand);
 	RUN(test_dual_stack);
 	RUN(test_iteration_wraps_over_ranges);

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sriov-rdma's attachment record (plugins/sriov-rdma/record.c), compiled in
+ * from the plugin: what ADD writes, DEL reads back whole; a record whose
+ * numbers or names DEL would hand to the PF, the kernel or a path is
+ * refused as unreadable (-EBADMSG), never half-used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+
+#include "check.h"
+#include "sriov.h"
+#include "state.h"
+
+static char tmp[64];
+
+/* An attachment with every field set, as ADD records one with RDMA in exclusive mode. */
+static void full_record(struct sriov_record *r)
+{
+	static const uint8_t host_mac[6] = { 0x02, 0, 0, 0, 0, 0x05 };
+	static const uint8_t pod_mac[6] = { 0x02, 0, 0, 0, 0xbb, 0x01 };
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->container_id, sizeof(r->container_id), "3f2a9c1d0b7e");
+	snprintf(r->ifname, sizeof(r->ifname), "net1");
+	snprintf(r->netns, sizeof(r->netns), "/var/run/netns/cni-1234");
+	snprintf(r->bdf, sizeof(r->bdf), "0000:3b:00.2");
+	snprintf(r->pf_bdf, sizeof(r->pf_bdf), "0000:3b:00.0");
+	snprintf(r->pf_netdev, sizeof(r->pf_netdev), "enp59s0f0np0");
+	r->vf_index = 65535;
+	snprintf(r->host_ifname, sizeof(r->host_ifname), "enp59s0f0v0");
+	memcpy(r->host_mac, host_mac, 6);
+	r->host_mtu = 1500;
+	r->host_up = true;
+	memcpy(r->pod_mac, pod_mac, 6);
+	r->pod_mtu = 9000;
+	r->vf_applied.mask = VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
+			     VF_CFG_LINK_STATE | VF_CFG_RATE;
+	memcpy(r->vf_applied.mac, pod_mac, 6);
+	r->vf_applied.vlan = 100;
+	r->vf_applied.qos = 2;
+	r->vf_applied.vlan_proto = ETH_P_8021AD;
+	r->vf_applied.spoofchk = true;
+	r->vf_applied.trust = false;
+	r->vf_applied.link_state = IFLA_VF_LINK_STATE_ENABLE;
+	r->vf_applied.min_tx_rate = 10;
+	r->vf_applied.max_tx_rate = 100;
+	r->vf_orig.mask = VF_CFG_MAC | VF_CFG_TRUST;
+	r->vf_orig.trust = true;
+	snprintf(r->rdma_dev, sizeof(r->rdma_dev), "mlx5_2");
+	r->rdma_index = 4294967295u;
+	snprintf(r->rdma_pod_name, sizeof(r->rdma_pod_name), "rdma_net1");
+	r->rdma_moved = true;
+	r->rdma_renamed = true;
+	snprintf(r->devinfo_file, sizeof(r->devinfo_file),
+		 "/var/run/k8s.cni.cncf.io/devinfo/cni/pod-net1.json");
+	r->n_addrs = 2;
+	snprintf(r->addrs[0], sizeof(r->addrs[0]), "10.56.0.10/24");
+	snprintf(r->addrs[1], sizeof(r->addrs[1]), "fd00::a/64");
+}
+
+static bool vf_config_eq(const struct vf_config *a, const struct vf_config *b)
+{
+	return a->mask == b->mask && !memcmp(a->mac, b->mac, 6) && a->vlan == b->vlan &&
+	       a->qos == b->qos && a->vlan_proto == b->vlan_proto && a->spoofchk == b->spoofchk &&
+	       a->trust == b->trust && a->link_state == b->link_state &&
+	       a->min_tx_rate == b->min_tx_rate && a->max_tx_rate == b->max_tx_rate;
+}
+
+static void check_same(const struct sriov_record *a, const struct sriov_record *b)
+{
+	int i;
+
+	CHECK_INT(b->in_progress, a->in_progress);
+	CHECK_STR(b->container_id, a->container_id);
+	CHECK_STR(b->ifname, a->ifname);
+	CHECK_STR(b->netns, a->netns);
+	CHECK_STR(b->bdf, a->bdf);
+	CHECK_STR(b->pf_bdf, a->pf_bdf);
+	CHECK_STR(b->pf_netdev, a->pf_netdev);
+	CHECK_INT(b->vf_index, a->vf_index);
+	CHECK_INT(b->dpdk, a->dpdk);
+	CHECK_STR(b->host_ifname, a->host_ifname);
+	CHECK(!memcmp(b->host_mac, a->host_mac, 6));
+	CHECK_INT(b->host_mtu, a->host_mtu);
+	CHECK_INT(b->host_up, a->host_up);
+	CHECK(!memcmp(b->pod_mac, a->pod_mac, 6));
+	CHECK_INT(b->pod_mtu, a->pod_mtu);
+	CHECK(vf_config_eq(&b->vf_applied, &a->vf_applied));
+	CHECK(vf_config_eq(&b->vf_orig, &a->vf_orig));
+	CHECK_STR(b->rdma_dev, a->rdma_dev);
+	CHECK_INT(b->rdma_index, a->rdma_index);
+	CHECK_STR(b->rdma_pod_name, a->rdma_pod_name);
+	CHECK_INT(b->rdma_moved, a->rdma_moved);
+	CHECK_INT(b->rdma_renamed, a->rdma_renamed);
+	CHECK_STR(b->devinfo_file, a->devinfo_file);
+	CHECK_INT(b->n_addrs, a->n_addrs);
+	for (i = 0; i < a->n_addrs && i < b->n_addrs; i++)
+		CHECK_STR(b->addrs[i], a->addrs[i]);
+}
+
+static int open_tmp(void)
+{
+	int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	return fd;
+}
+
+/* Write raw bytes as file `name` in the scratch directory. */
+static void put_file(const char *name, const char *data, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* The record's JSON as ADD writes it: the object record.c makes, printed. */
+static cJSON *record_json(const struct sriov_record *r)
+{
+	char name[512];
+	cJSON *o = NULL;
+	int dirfd = open_tmp();
+
+	CHECK_INT(sriov_record_write(dirfd, r), 0);
+	sriov_record_name(r->container_id, r->ifname, name, sizeof(name));
+	CHECK_INT(state_read_json(dirfd, name, &o), 0);
+	close(dirfd);
+	return o;
+}
+
+/* Seal the JSON of o as a record file holds it and parse it: 0 or -errno. */
+static int parse_json(const cJSON *o)
+{
+	struct sriov_record r;
+	char *text = cJSON_PrintUnformatted(o);
+	size_t len;
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	ret = state_seal(&text, &len);
+	if (ret == 0)
+		ret = sriov_record_parse(text, len, &r);
+	free(text);
+	return ret;
+}
+
+/*
+ * The full record with obj[key] (obj: the record, or one of its
+ * "vfApplied"/"vfOriginal") replaced by `value` (JSON text; NULL
+ * removes the key), parsed.
+ */
+static int parse_with(const char *sub, const char *key, const char *value)
+{
+	struct sriov_record r;
+	cJSON *o, *obj;
+	int ret;
+
+	full_record(&r);
+	o = record_json(&r);
+	if (!o)
+		return -ENOMEM;
+	obj = sub ? cJSON_GetObjectItemCaseSensitive(o, sub) : o;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	if (value) {
+		cJSON *v = cJSON_Parse(value);
+
+		CHECK(v != NULL);
+		cJSON_AddItemToObject(obj, key, v);
+	}
+	ret = parse_json(o);
+	cJSON_Delete(o);
+	return ret;
+}
+
+static void test_round_trip(void)
+{
+	struct sriov_record r, back;
+	char name[512];
+	int dirfd = open_tmp();
+
+	full_record(&r);
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	sriov_record_name(r.container_id, r.ifname, name, sizeof(name));
+	CHECK_STR(name, "3f2a9c1d0b7e:net1.json");
+	memset(&back, 0xa5, sizeof(back));
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	check_same(&r, &back);
+
+	/* The mark of an unfinished ADD survives too, and a DPDK attachment with no RDMA. */
+	r.in_progress = true;
+	r.dpdk = true;
+	r.host_up = false;
+	r.rdma_dev[0] = r.rdma_pod_name[0] = '\0';
+	r.rdma_moved = r.rdma_renamed = false;
+	r.rdma_index = 0;
+	/* Nothing set on the PF yet: no field of it means anything. */
+	memset(&r.vf_applied, 0, sizeof(r.vf_applied));
+	r.n_addrs = 0;
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	check_same(&r, &back);
+
+	/* Written again without the mark (ADD finished): the mark is gone. */
+	r.in_progress = false;
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	CHECK(!back.in_progress);
+	close(dirfd);
+}
+
+/* Every number is checked against what its consumer takes, at both ends. */
+static void test_numbers_in_range(void)
+{
+	static const struct { const char *sub, *key, *value; int want; } cases[] = {
+		{ NULL, "vfIndex", "0", 0 },
+		{ NULL, "vfIndex", "65535", 0 },
+		{ NULL, "vfIndex", "65536", -EBADMSG },
+		{ NULL, "vfIndex", "-1", -EBADMSG },
+		{ NULL, "vfIndex", "1.5", -EBADMSG },
+		{ NULL, "vfIndex", "\"7\"", -EBADMSG },
+		{ NULL, "vfIndex", "1e300", -EBADMSG },
+		{ NULL, "vfIndex", NULL, -EBADMSG },
+		{ NULL, "hostMtu", "0", 0 },
+		{ NULL, "hostMtu", "68", 0 },
+		{ NULL, "hostMtu", "65535", 0 },
+		{ NULL, "hostMtu", "67", -EBADMSG },
+		{ NULL, "hostMtu", "65536", -EBADMSG },
+		{ NULL, "hostMtu", NULL, 0 },
+		{ NULL, "podMtu", "1", -EBADMSG },
+		{ NULL, "podMtu", "70000", -EBADMSG },
+		{ NULL, "rdmaIndex", "4294967295", 0 },
+		{ NULL, "rdmaIndex", "4294967296", -EBADMSG },
+		{ NULL, "rdmaIndex", "-1", -EBADMSG },
+		{ "vfApplied", "vlan", "4094", 0 },
+		{ "vfApplied", "vlan", "4095", -EBADMSG },
+		{ "vfApplied", "vlan", "-1", -EBADMSG },
+		{ "vfApplied", "vlanQoS", "7", 0 },
+		{ "vfApplied", "vlanQoS", "8", -EBADMSG },
+		{ "vfApplied", "vlanQoS", NULL, -EBADMSG },
+		{ "vfApplied", "vlanProto", "33024", 0 },
+		{ "vfApplied", "vlanProto", "4660", -EBADMSG },
+		{ "vfApplied", "vlanProto", "65536", -EBADMSG },
+		{ "vfApplied", "linkState", "2", 0 },
+		{ "vfApplied", "linkState", "3", -EBADMSG },
+		{ "vfApplied", "linkState", "-1", -EBADMSG },
+		{ "vfApplied", "minTxRate", "100", 0 },
+		{ "vfApplied", "minTxRate", "101", -EBADMSG },
+		{ "vfApplied", "maxTxRate", "4294967295", 0 },
+		{ "vfApplied", "maxTxRate", "4294967296", -EBADMSG },
+		{ "vfApplied", "spoofchk", "1", -EBADMSG },
+		{ "vfApplied", "mac", "\"02:00:00:00:bb\"", -EBADMSG },
+		{ "vfOriginal", "vlan", "5000", -EBADMSG },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = parse_with(cases[i].sub, cases[i].key, cases[i].value);
+
+		if (ret != cases[i].want)
+			fprintf(stderr, "  %s%s%s = %s: got %d, want %d\n",
+				cases[i].sub ? cases[i].sub : "", cases[i].sub ? "." : "",
+				cases[i].key, cases[i].value ? cases[i].value : "(absent)",
+				ret, cases[i].want);
+		CHECK_INT(ret, cases[i].want);
+	}
+}
+
+/* VLAN 0 (untagged) with a priority or 802.1ad is nothing the PF can be asked for. */
+static void test_vlan_zero(void)
+{
+	struct sriov_record r;
+	cJSON *o, *vf;
+
+	full_record(&r);
+	o = record_json(&r);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	vf = cJSON_GetObjectItemCaseSensitive(o, "vfApplied");
+	cJSON_ReplaceItemInObjectCaseSensitive(vf, "vlan", cJSON_CreateNumber(0));
+	CHECK_INT(parse_json(o), -EBADMSG);	/* QoS 2, 802.1ad */
+	cJSON_ReplaceItemInObjectCaseSensitive(vf, "vlanQoS", cJSON_CreateNumber(0));
+	CHECK_INT(parse_json(o), -EBADMSG);	/* 802.1ad */
+	cJSON_ReplaceItemInObjectCaseSensitive(vf, "vlanProto", cJSON_CreateNumber(ETH_P_8021Q));
+	CHECK_INT(parse_json(o), 0);
+	cJSON_Delete(o);
+}
+
+static void test_version(void)
+{
+	CHECK_INT(parse_with(NULL, "version", "1"), 0);
+	CHECK_INT(parse_with(NULL, "version", "2"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "version", "0"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "version", "\"1\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "version", NULL), -EBADMSG);
+}
+
+/* The names DEL hands to the kernel and to paths must still be valid ones. */
+static void test_names_checked(void)
+{
+	CHECK_INT(parse_with(NULL, "containerID", "\"../etc\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "containerID", NULL), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "ifname", "\"a/b\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "ifname", "\"abcdefghijklmnop\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "netns", "\"relative/ns\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "netns", "\"\""), 0);
+	CHECK_INT(parse_with(NULL, "deviceID", "\"0000:3B:00.2\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "deviceID", "\"3b:00.2\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "deviceID", NULL), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pfDeviceID", "\"pf\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pfDeviceID", "\"\""), 0);
+	CHECK_INT(parse_with(NULL, "pfNetdev", "\"a b\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "hostIfname", "\"x/y\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "hostMac", "\"zz:00:00:00:00:05\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "podMac", NULL), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "rdmaDevice", "\"mlx5 2\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "rdmaPodName", "\"a/b\""), -EBADMSG);
+	/* DEL would move back a device it cannot name. */
+	CHECK_INT(parse_with(NULL, "rdmaDevice", "\"\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "vfApplied", NULL), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "vfOriginal", "[]"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "inProgress", "\"yes\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "addresses", "\"10.0.0.1/24\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "addresses", "[1]"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "addresses",
+			     "[\"1:2:3:4:5:6:7:8/64-and-a-tail-that-makes-it-longer-than-64-bytes\"]"),
+		  -EBADMSG);
+	CHECK_INT(parse_with(NULL, "addresses", NULL), 0);
+	CHECK_INT(parse_with(NULL, "deviceInfoFile", "7"), -EBADMSG);
+}
+
+static void test_too_many_addresses(void)
+{
+	struct sriov_record r;
+	cJSON *o, *arr;
+
+	full_record(&r);
+	o = record_json(&r);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	arr = cJSON_GetObjectItemCaseSensitive(o, "addresses");
+	while (cJSON_GetArraySize(arr) < CNI_MAX_IPS)
+		cJSON_AddItemToArray(arr, cJSON_CreateString("10.0.0.1/24"));
+	CHECK_INT(parse_json(o), 0);
+	cJSON_AddItemToArray(arr, cJSON_CreateString("10.0.0.2/24"));
+	CHECK_INT(parse_json(o), -EBADMSG);
+	cJSON_Delete(o);
+}
+
+/* A record that is not whole is unreadable: never a record with fields missing. */
+static void test_corrupt_and_truncated(void)
+{
+	struct sriov_record r, back;
+	char name[512], *data = NULL, *buf;
+	size_t len = 0, cut;
+	int dirfd = open_tmp(), bad = 0;
+
+	full_record(&r);
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	sriov_record_name(r.container_id, r.ifname, name, sizeof(name));
+	CHECK_INT(state_read(dirfd, name, &data, &len, STATE_MAX_FILE), 0);
+	CHECK(len > 100);
+	buf = malloc(len + 1);
+	CHECK(buf != NULL);
+	for (cut = 0; buf && data && cut < len; cut++) {
+		memcpy(buf, data, cut);
+		buf[cut] = '\0';
+		if (sriov_record_parse(buf, cut, &back) != -EBADMSG)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	/* Cut short on disk, as a full disk or a copy would leave it. */
+	if (data) {
+		put_file("short.json", data, len / 2);
+		CHECK_INT(sriov_record_read(dirfd, "short.json", &back), -EBADMSG);
+		/* One byte changed in the JSON: the checksum tells. */
+		memcpy(buf, data, len + 1);
+		CHECK(strstr(buf, "65535") != NULL);	/* vfIndex, and nothing else */
+		if (strstr(buf, "65535"))
+			strstr(buf, "65535")[1] = '4';
+		CHECK_INT(sriov_record_parse(buf, len, &back), -EBADMSG);
+		put_file("flipped.json", buf, len);
+		CHECK_INT(sriov_record_read(dirfd, "flipped.json", &back), -EBADMSG);
+		/* The JSON alone, without its checksum line. */
+		memcpy(buf, data, len + 1);
+		CHECK_INT(state_unseal(buf, &cut), 0);
+		put_file("unsealed.json", buf, cut);
+		CHECK_INT(sriov_record_read(dirfd, "unsealed.json", &back), -EBADMSG);
+		/* The untouched bytes still read. */
+		memcpy(buf, data, len + 1);
+		CHECK_INT(sriov_record_parse(buf, len, &back), 0);
+	}
+	put_file("empty.json", "", 0);
+	CHECK_INT(sriov_record_read(dirfd, "empty.json", &back), -EBADMSG);
+	free(buf);
+	free(data);
+	close(dirfd);
+}
+
+/* Sealed, so only the content can be wrong: not JSON, not an object. */
+static void test_sealed_garbage(void)
+{
+	static const char *const texts[] = { "not json", "[]", "{}", "null", "{\"version\":1}" };
+	struct sriov_record back;
+	size_t i, len;
+	char *buf;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		buf = strdup(texts[i]);
+		len = strlen(buf);
+		CHECK_INT(state_seal(&buf, &len), 0);
+		CHECK_INT(sriov_record_parse(buf, len, &back), -EBADMSG);
+		free(buf);
+	}
+}
+
+/* DEL tells "no record" (nothing to undo) from "a record it cannot read". */
+static void test_read_errors(void)
+{
+	struct sriov_record back;
+	char path[128];
+	int dirfd = open_tmp();
+
+	CHECK_INT(sriov_record_read(dirfd, "absent:net1.json", &back), -ENOENT);
+	snprintf(path, sizeof(path), "%s/dir:net1.json", tmp);
+	CHECK_INT(mkdir(path, 0700), 0);
+	CHECK_INT(sriov_record_read(dirfd, "dir:net1.json", &back), -EBADMSG);
+	snprintf(path, sizeof(path), "%s/link:net1.json", tmp);
+	CHECK_INT(symlink("3f2a9c1d0b7e:net1.json", path), 0);
+	CHECK_INT(sriov_record_read(dirfd, "link:net1.json", &back), -EBADMSG);
+	close(dirfd);
+}
+
+static void test_remove(void)
+{
+	struct sriov_record r, back;
+	char name[512];
+	int dirfd = open_tmp();
+
+	full_record(&r);
+	snprintf(r.container_id, sizeof(r.container_id), "gone");
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	sriov_record_name(r.container_id, r.ifname, name, sizeof(name));
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	CHECK_INT(sriov_record_remove(dirfd, &r), 0);
+	CHECK_INT(sriov_record_read(dirfd, name, &back), -ENOENT);
+	/* DEL run twice: the second finds nothing and still succeeds. */
+	CHECK_INT(sriov_record_remove(dirfd, &r), 0);
+	close(dirfd);
+}
+
+/* DEL removes a device-info file only when it names this VF: another's stays. */
+static void test_devinfo(void)
+{
+	char path[128], resolved[PATH_MAX], *data = NULL;
+	struct cni_error err;
+	size_t len;
+	int devfd;
+
+	snprintf(path, sizeof(path), "%s/devinfo", tmp);
+	devfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(devfd >= 0);
+	snprintf(path, sizeof(path), "%s/devinfo/pod-net1.json", tmp);
+	/* cni_errorf keeps the first error: each call gets a fresh one. */
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(sriov_devinfo_validate(path, resolved, &err), 0);
+	CHECK_INT(sriov_devinfo_validate("/etc/passwd", resolved, &err), -EPERM);
+	CHECK_HAS(err.msg, "runtimeConfig.CNIDeviceInfoFile");
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(sriov_devinfo_validate("devinfo/x.json", resolved, &err), -EINVAL);
+	CHECK_HAS(err.msg, "absolute");
+	CHECK_INT(sriov_devinfo_write(resolved, "0000:3b:00.2", "0000:3b:00.0", "rdma_net1"), 0);
+	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
+	CHECK_HAS(data, "\"pci-address\":\"0000:3b:00.2\"");
+	CHECK_HAS(data, "\"rdma-device\":\"rdma_net1\"");
+	free(data);
+	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.3"), -EPERM);
+	CHECK(access(resolved, F_OK) == 0);
+	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.2"), 0);
+	CHECK(access(resolved, F_OK) < 0);
+	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.2"), 0);
+	/*
+	 * A record naming a file outside the allowed directories (the node
+	 * config was narrowed since ADD): DEL leaves it alone. Under valgrind
+	 * this also proves the refusal reads no uninitialised error.
+	 */
+	CHECK_INT(sriov_devinfo_remove("/etc/passwd", "0000:3b:00.2"), -EPERM);
+	CHECK(access("/etc/passwd", F_OK) == 0);
+	close(devfd);
+}
+
+int main(void)
+{
+	char cmd[128], conf[256], dir[128];
+
+	snprintf(tmp, sizeof(tmp), "/tmp/test-record.XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	snprintf(dir, sizeof(dir), "%s/devinfo", tmp);
+	snprintf(conf, sizeof(conf), "{\"allowedDeviceInfoDirs\": [\"%s\"]}", dir);
+	if (mkdir(dir, 0700) < 0)
+		return 1;
+	put_file("node-config.json", conf, strlen(conf));
+	snprintf(conf, sizeof(conf), "%s/node-config.json", tmp);
+	setenv("SRIOV_RDMA_CNI_NODE_CONFIG", conf, 1);
+	RUN(test_round_trip);
+	RUN(test_numbers_in_range);
+	RUN(test_vlan_zero);
+	RUN(test_version);
+	RUN(test_names_checked);
+	RUN(test_too_many_addresses);
+	RUN(test_corrupt_and_truncated);
+	RUN(test_sealed_garbage);
+	RUN(test_read_errors);
+	RUN(test_remove);
+	RUN(test_devinfo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmp);
+	return check_summary();
+}
