@@ -34,12 +34,11 @@
 #include <linux/fib_rules.h>
 #include "link.h"
 #include "netns.h"
+#include "nlio.h"
 
 struct link_sock {
 	struct nl_sock *nl;
-	struct mnl_socket *mnl;
-	unsigned portid;
-	unsigned seq;
+	struct nlio *io;
 	bool pod;			/* opened in another namespace: its requests count as the pod's */
 };
 
@@ -113,22 +112,12 @@ int link_sock_open(struct link_sock **ls)
 		ret = nle_errno(ret);
 		goto err_nl;
 	}
-	s->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!s->mnl) {
-		ret = -errno;
+	ret = nlio_open(NETLINK_ROUTE, &s->io);
+	if (ret < 0)
 		goto err_nl;
-	}
-	if (mnl_socket_bind(s->mnl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto err_mnl;
-	}
-	s->portid = mnl_socket_get_portid(s->mnl);
-	s->seq = (unsigned)time(NULL);
 	*ls = s;
 	return 0;
 
-err_mnl:
-	mnl_socket_close(s->mnl);
 err_nl:
 	nl_socket_free(s->nl);
 err_free:
@@ -160,7 +149,7 @@ void link_sock_close(struct link_sock *ls)
 {
 	if (!ls)
 		return;
-	mnl_socket_close(ls->mnl);
+	nlio_close(ls->io);
 	nl_socket_free(ls->nl);
 	free(ls);
 }
@@ -308,44 +297,10 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 
 /* ---- raw requests (libmnl) ---- */
 
-int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct nlmsghdr *nlh,
-		  mnl_cb_t cb, void *data)
-{
-	int fd = mnl_socket_get_fd(nl), ret;
-	ssize_t n;
-	char *buf;
-
-	nlh->nlmsg_seq = ++*seq;
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		/* A link message can outgrow a page (many altnames, a PF's VF info): size it first. */
-		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = malloc((size_t)n);
-		if (!buf)
-			return -ENOMEM;
-		n = recv(fd, buf, (size_t)n, 0);
-		if (n < 0) {
-			ret = -errno;
-			free(buf);
-			return ret;
-		}
-		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, data);
-		if (ret < 0)
-			ret = -errno;
-		free(buf);
-		if (ret <= MNL_CB_STOP)
-			return ret;
-	}
-}
-
 static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	count_request(ls);
-	return link_mnl_talk(ls->mnl, &ls->seq, ls->portid, nlh, cb, data);
+	return nlio_talk(ls->io, nlh, cb, data);
 }
 
 /*

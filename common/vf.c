@@ -32,6 +32,7 @@
 #include "cni.h"
 #include "lock.h"
 #include "netns.h"
+#include "nlio.h"
 #include "state.h"
 #include "link.h"
 #include "vf.h"
@@ -624,56 +625,30 @@ static int check_vf_config(const struct vf_config *cfg)
 
 /* ---- the kernel backend ---- */
 
-struct kernel_pf {
-	struct mnl_socket *nl;
-	unsigned portid, seq;
-};
-
 static int kernel_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
-	struct kernel_pf *k = priv;
-
-	return link_mnl_talk(k->nl, &k->seq, k->portid, req, cb, data);
+	return nlio_talk(priv, req, cb, data);
 }
 
 static void kernel_close(void *priv)
 {
-	struct kernel_pf *k = priv;
-
-	mnl_socket_close(k->nl);
-	free(k);
+	nlio_close(priv);
 }
 
+/* The PF is in the host namespace: its requests share the host's rtnetlink socket. */
 static int kernel_open(const char *pf_netdev, void **priv)
 {
-	struct kernel_pf *k;
+	struct nlio *s;
 	int ret;
 
 	/* One ioctl, so that a PF that is gone is told apart from a PF that fails. */
 	if (!if_nametoindex(pf_netdev))
 		return errno == ENODEV || errno == ENXIO ? -ENODEV : -errno;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	k->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!k->nl) {
-		ret = -errno;
-		goto err_free;
-	}
-	if (mnl_socket_bind(k->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto err_close;
-	}
-	k->portid = mnl_socket_get_portid(k->nl);
-	k->seq = (unsigned)time(NULL);
-	*priv = k;
+	ret = nlio_open(NETLINK_ROUTE, &s);
+	if (ret < 0)
+		return ret;
+	*priv = s;
 	return 0;
-
-err_close:
-	mnl_socket_close(k->nl);
-err_free:
-	free(k);
-	return ret;
 }
 
 static const struct vf_pf_backend kernel_backend = {

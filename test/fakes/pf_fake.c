@@ -54,6 +54,7 @@
 #include <libmnl/libmnl.h>
 #include "fakes.h"
 #include "lock.h"
+#include "nlio.h"
 #include "state.h"
 #include "vf.h"
 
@@ -677,8 +678,8 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	}
 	put_ack(buf + len, req, pf->portid, nlerr);
 	len += ((struct nlmsghdr *)(buf + len))->nlmsg_len;
-	ret = mnl_cb_run(buf, len, req->nlmsg_seq, pf->portid, cb, data);
-	ret = ret < 0 ? -errno : 0;
+	ret = nlio_run(buf, len, req->nlmsg_seq, pf->portid, cb, data);
+	ret = ret > 0 ? -EAGAIN : ret;
 out:
 	free(buf);
 	return ret;
