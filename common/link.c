@@ -2,17 +2,17 @@
 /*
  * link: netdev operations over rtnetlink.
  *
- * Objects (links, addresses, routes) go through libnl-route-3. What libnl
- * 3.7 cannot express - alternative names, and clearing an alias, which
- * needs a zero-length IFLA_IFALIAS - is encoded with libmnl on a second
- * NETLINK_ROUTE socket opened in the same namespace.
+ * Objects (links, addresses, routes, rules) are encoded and decoded by
+ * libnl-route-3; what libnl 3.7 cannot express - alternative names, a
+ * cleared alias (a zero-length IFLA_IFALIAS), the shaped move - is encoded
+ * with libmnl. Both kinds travel through nlio on the one rtnetlink socket
+ * of the namespace (see nlio.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <arpa/inet.h>
@@ -37,7 +37,6 @@
 #include "nlio.h"
 
 struct link_sock {
-	struct nl_sock *nl;
 	struct nlio *io;
 	bool pod;			/* opened in another namespace: its requests count as the pod's */
 };
@@ -51,14 +50,6 @@ static void count_request(const struct link_sock *ls)
 		n_pod++;
 	else
 		n_host++;
-}
-
-/* libnl calls this for every message it sends on the socket, dumps included. */
-static int count_msg_out(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	count_request(arg);
-	return NL_OK;
 }
 
 void link_requests(unsigned *host, unsigned *pod)
@@ -89,7 +80,7 @@ static int nle_errno(int nle)
 	}
 }
 
-int link_sock_open(struct link_sock **ls)
+static int sock_new(int netns_fd, struct link_sock **ls)
 {
 	struct link_sock *s;
 	int ret;
@@ -97,52 +88,27 @@ int link_sock_open(struct link_sock **ls)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->nl = nl_socket_alloc();
-	if (!s->nl) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	ret = nl_connect(s->nl, NETLINK_ROUTE);
+	ret = netns_fd < 0 ? nlio_open(NETLINK_ROUTE, &s->io) :
+			     nlio_open_in(NETLINK_ROUTE, netns_fd, &s->io);
 	if (ret < 0) {
-		ret = nle_errno(ret);
-		goto err_nl;
+		free(s);
+		return ret;
 	}
-	ret = nl_socket_modify_cb(s->nl, NL_CB_MSG_OUT, NL_CB_CUSTOM, count_msg_out, s);
-	if (ret < 0) {
-		ret = nle_errno(ret);
-		goto err_nl;
-	}
-	ret = nlio_open(NETLINK_ROUTE, &s->io);
-	if (ret < 0)
-		goto err_nl;
+	s->pod = netns_fd >= 0;
 	*ls = s;
 	return 0;
+}
 
-err_nl:
-	nl_socket_free(s->nl);
-err_free:
-	free(s);
-	return ret;
+int link_sock_open(struct link_sock **ls)
+{
+	return sock_new(-1, ls);
 }
 
 int link_sock_open_in(int netns_fd, struct link_sock **ls)
 {
-	int saved, ret, ret2;
-
-	ret = netns_enter(netns_fd, &saved);
-	if (ret < 0)
-		return ret;
-	ret = link_sock_open(ls);
-	if (ret == 0)
-		(*ls)->pod = true;
-	ret2 = netns_leave(saved);
-	if (ret == 0 && ret2 < 0) {
-		/* Staying in the wrong namespace would misdirect every later step. */
-		link_sock_close(*ls);
-		*ls = NULL;
-		return ret2;
-	}
-	return ret;
+	if (netns_fd < 0)
+		return -EBADF;
+	return sock_new(netns_fd, ls);
 }
 
 void link_sock_close(struct link_sock *ls)
@@ -150,8 +116,106 @@ void link_sock_close(struct link_sock *ls)
 	if (!ls)
 		return;
 	nlio_close(ls->io);
-	nl_socket_free(ls->nl);
 	free(ls);
+}
+
+/* ---- requests ---- */
+
+static int xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	count_request(ls);
+	return nlio_talk(ls->io, nlh, cb, data);
+}
+
+/*
+ * libnl-route-3 objects travel as messages libnl builds and parses; nlio
+ * carries them. Errors keep the meaning libnl gave them (ENOENT reads as
+ * ENODEV, as before).
+ */
+struct obj_ctx {
+	void (*fn)(struct nl_object *obj, void *arg);
+	void *arg;
+	struct nl_cache *cache;		/* or into a cache */
+	int err;
+};
+
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct obj_ctx *c = data;
+	struct nl_msg *msg;
+	int ret;
+
+	if (c->err)
+		return MNL_CB_OK;
+	msg = nlmsg_convert((struct nlmsghdr *)nlh);
+	if (!msg) {
+		c->err = -ENOMEM;
+		return MNL_CB_OK;
+	}
+	nlmsg_set_proto(msg, NETLINK_ROUTE);
+	ret = c->cache ? nl_cache_parse_and_add(c->cache, msg) : nl_msg_parse(msg, c->fn, c->arg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		c->err = nle_errno(ret);
+	return MNL_CB_OK;
+}
+
+static int obj_xfer(struct link_sock *ls, struct nlmsghdr *nlh, struct obj_ctx *c)
+{
+	int ret;
+
+	nlh->nlmsg_flags |= NLM_F_REQUEST;
+	ret = xfer(ls, nlh, c ? obj_cb : NULL, c);
+	if (ret < 0)
+		return nle_errno(-nl_syserr2nlerr(ret));
+	return c ? c->err : 0;
+}
+
+/* Send what libnl built: built is the builder's return, *msg its message (freed here). */
+static int msg_xfer(struct link_sock *ls, int built, struct nl_msg **msg)
+{
+	int ret;
+
+	if (built < 0)
+		return nle_errno(built);
+	ret = obj_xfer(ls, nlmsg_hdr(*msg), NULL);
+	nlmsg_free(*msg);
+	return ret;
+}
+
+/*
+ * A dump of one kind of object into a libnl cache ("route/addr", ...); as
+ * libnl did, a dump the kernel reports interrupted (a change meanwhile)
+ * starts over.
+ */
+static int dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
+		      size_t hdrlen, struct nl_cache **cache)
+{
+	char buf[64];
+	struct obj_ctx c = { 0 };
+	struct nlmsghdr *nlh;
+	int ret, tries = 0;
+
+	ret = nle_errno(nl_cache_alloc_name(kind, &c.cache));
+	if (ret < 0)
+		return ret;
+	do {
+		nl_cache_clear(c.cache);
+		c.err = 0;
+		memset(buf, 0, sizeof(buf));
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = type;
+		nlh->nlmsg_flags = NLM_F_DUMP;
+		/* rtgenmsg and rtmsg both start with the family. */
+		*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
+		ret = obj_xfer(ls, nlh, &c);
+	} while (ret == -EINTR && ++tries < 10);
+	if (ret < 0) {
+		nl_cache_free(c.cache);
+		return ret;
+	}
+	*cache = c.cache;
+	return 0;
 }
 
 /* ---- links ---- */
@@ -173,11 +237,35 @@ static void fill_info(struct rtnl_link *l, struct link_info *info)
 	snprintf(info->alias, sizeof(info->alias), "%s", alias ? alias : "");
 }
 
+static void keep_link(struct nl_object *obj, void *arg)
+{
+	struct rtnl_link **l = arg;
+
+	if (!*l) {
+		nl_object_get(obj);
+		*l = (struct rtnl_link *)obj;
+	}
+}
+
 static int get_link(struct link_sock *ls, int ifindex, const char *name, struct rtnl_link **l)
 {
-	int ret = rtnl_link_get_kernel(ls->nl, ifindex, name, l);
+	struct obj_ctx c = { .fn = keep_link, .arg = l };
+	struct nl_msg *msg;
+	int ret;
 
-	return ret < 0 ? nle_errno(ret) : 0;
+	*l = NULL;
+	ret = nle_errno(rtnl_link_build_get_request(ifindex, name, &msg));
+	if (ret < 0)
+		return ret;
+	ret = obj_xfer(ls, nlmsg_hdr(msg), &c);
+	nlmsg_free(msg);
+	if (ret == 0 && !*l)
+		ret = -ENODEV;
+	if (ret < 0 && *l) {
+		rtnl_link_put(*l);
+		*l = NULL;
+	}
+	return ret;
 }
 
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info)
@@ -216,11 +304,22 @@ static int change_link(struct link_sock *ls, int ifindex, struct rtnl_link *chan
 	struct rtnl_link *orig;
 	int ret;
 
+	struct nl_msg *msg;
+
 	ret = get_link(ls, ifindex, NULL, &orig);
 	if (ret < 0)
 		return ret;
-	ret = nle_errno(rtnl_link_change(ls->nl, orig, changes, 0));
+	ret = nle_errno(rtnl_link_build_change_request(orig, changes, 0, &msg));
 	rtnl_link_put(orig);
+	if (ret < 0)
+		return ret;
+	ret = obj_xfer(ls, nlmsg_hdr(msg), NULL);
+	/* As rtnl_link_change: a kernel that takes no RTM_NEWLINK for a change gets RTM_SETLINK. */
+	if (ret == -EOPNOTSUPP && nlmsg_hdr(msg)->nlmsg_type == RTM_NEWLINK) {
+		nlmsg_hdr(msg)->nlmsg_type = RTM_SETLINK;
+		ret = obj_xfer(ls, nlmsg_hdr(msg), NULL);
+	}
+	nlmsg_free(msg);
 	return ret;
 }
 
@@ -297,12 +396,6 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 
 /* ---- raw requests (libmnl) ---- */
 
-static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	count_request(ls);
-	return nlio_talk(ls->io, nlh, cb, data);
-}
-
 /*
  * libmnl 1.0.4 leaves the alignment padding after an attribute unwritten:
  * zero the whole buffer so no stale stack bytes reach the kernel.
@@ -343,7 +436,7 @@ int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const stru
 		mnl_attr_put(nlh, IFLA_ADDRESS, 6, s->mac);
 	if (s->mtu > 0)
 		mnl_attr_put_u32(nlh, IFLA_MTU, (uint32_t)s->mtu);
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
@@ -357,7 +450,7 @@ int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
 	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
 	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
 	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 struct altnames_ctx {
@@ -400,7 +493,7 @@ int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max,
 
 	*n = 0;
 	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, ifindex);
-	ret = mnl_xfer(ls, nlh, altnames_cb, &ctx);
+	ret = xfer(ls, nlh, altnames_cb, &ctx);
 	if (ret < 0)
 		return ret;
 	*n = ctx.n;
@@ -420,7 +513,7 @@ int link_del_altname(struct link_sock *ls, int ifindex, const char *altname)
 	nest = mnl_attr_nest_start(nlh, IFLA_PROP_LIST);
 	mnl_attr_put_strz(nlh, IFLA_ALT_IFNAME, altname);
 	mnl_attr_nest_end(nlh, nest);
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 /* ---- addresses ---- */
@@ -459,6 +552,7 @@ int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
 {
 	struct rtnl_addr *ra;
 	struct nl_addr *a, *brd = NULL;
+	struct nl_msg *msg;
 	int ret;
 
 	ret = parse_cidr(cidr, &a);
@@ -481,7 +575,7 @@ int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
 		if (ret < 0)
 			goto out_brd;
 	}
-	ret = nle_errno(rtnl_addr_add(ls->nl, ra, 0));
+	ret = msg_xfer(ls, rtnl_addr_build_add_request(ra, 0, &msg), &msg);
 	if (ret == -EEXIST)
 		ret = 0;
 out_brd:
@@ -504,7 +598,7 @@ int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has
 	ret = parse_cidr(cidr, &a);
 	if (ret < 0)
 		return ret;
-	ret = nle_errno(rtnl_addr_alloc_cache(ls->nl, &cache));
+	ret = dump_cache(ls, "route/addr", RTM_GETADDR, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		goto out_a;
 	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
@@ -548,6 +642,7 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt
 	struct rtnl_route *r;
 	struct rtnl_nexthop *nh;
 	struct nl_addr *dst, *gw = NULL;
+	struct nl_msg *msg;
 	int family, ret;
 
 	ret = parse_cidr(rt->dst, &dst);
@@ -587,7 +682,7 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt
 		rtnl_route_nh_set_gateway(nh, gw);
 	/* The route owns nh from here. */
 	rtnl_route_add_nexthop(r, nh);
-	ret = nle_errno(rtnl_route_add(ls->nl, r, 0));
+	ret = msg_xfer(ls, rtnl_route_build_add_request(r, 0, &msg), &msg);
 	if (ret == -EEXIST)
 		ret = 0;
 out_r:
@@ -635,7 +730,8 @@ int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt
 		if (ret < 0)
 			goto out_dst;
 	}
-	ret = nle_errno(rtnl_route_alloc_cache(ls->nl, family, 0, &cache));
+	ret = dump_cache(ls, "route/route", RTM_GETROUTE, (uint8_t)family, sizeof(struct rtmsg),
+			 &cache);
 	if (ret < 0)
 		goto out_gw;
 	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
@@ -832,6 +928,7 @@ int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
 {
 	struct rtnl_rule *r;
 	struct nl_addr *src;
+	struct nl_msg *msg;
 	bool has;
 	int ret;
 
@@ -842,7 +939,8 @@ int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
 	if (ret < 0)
 		return ret;
 	r = from_rule(src, table);
-	ret = r ? nle_errno(rtnl_rule_add(ls->nl, r, NLM_F_CREATE | NLM_F_EXCL)) : -ENOMEM;
+	ret = r ? msg_xfer(ls, rtnl_rule_build_add_request(r, NLM_F_CREATE | NLM_F_EXCL, &msg), &msg) :
+		  -ENOMEM;
 	if (ret == -EEXIST)
 		ret = 0;
 	rtnl_rule_put(r);
@@ -856,13 +954,15 @@ static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bo
 	struct nl_cache *cache = NULL;
 	struct nl_object *o;
 	struct nl_addr *src;
+	struct nl_msg *msg;
 	int ret;
 
 	*has = false;
 	ret = parse_host(cidr, &src);
 	if (ret < 0)
 		return ret;
-	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, nl_addr_get_family(src), &cache));
+	ret = dump_cache(ls, "route/rule", RTM_GETRULE, (uint8_t)nl_addr_get_family(src),
+			 sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		goto out;
 	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
@@ -872,7 +972,8 @@ static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bo
 		if (!rs || nl_addr_cmp(rs, src) || (table && rtnl_rule_get_table(r) != table))
 			continue;
 		*has = true;
-		if (del && (ret = nle_errno(rtnl_rule_delete(ls->nl, r, 0))) < 0 && ret != -ENOENT)
+		if (del && (ret = msg_xfer(ls, rtnl_rule_build_delete_request(r, 0, &msg), &msg)) < 0 &&
+		    ret != -ENOENT)
 			break;
 		ret = 0;
 	}
@@ -902,7 +1003,7 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
 	bool used;
 	int ret;
 
-	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, AF_UNSPEC, &cache));
+	ret = dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		return ret;
 	/* 252-255 are the kernel's own (compat, default, main, local). */
