@@ -16,8 +16,10 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <cjson/cJSON.h>
+#include "claim.h"
 #include "cni.h"
 #include "link.h"
+#include "pf.h"
 #include "rdma.h"
 #include "vf.h"
 

@@ -56,6 +56,7 @@
 #include "lock.h"
 #include "nlio.h"
 #include "state.h"
+#include "pf.h"
 #include "vf.h"
 
 static const char *fake_dir;

@@ -28,6 +28,7 @@
 #include "link.h"
 #include "netns.h"
 #include "sysctl.h"
+#include "pf.h"
 #include "vf.h"
 
 static const uint8_t mac_a[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };

@@ -16,6 +16,8 @@
 #include <linux/if_link.h>
 #include "check.h"
 #include "fakes.h"
+#include "claim.h"
+#include "pf.h"
 #include "vf.h"
 
 /* vf_pf_open on the recording fake in dir (NULL: the kernel). */
