@@ -327,7 +327,7 @@ static int req_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-/* Answer one request: the replies go to s->buf, for fake_recv. */
+/* Answer one request: the replies go to s->buf, for fake_xfer to decode. */
 static int fake_handle(struct fake_sock *s, const struct nlmsghdr *req, struct fake *fk)
 {
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
@@ -398,9 +398,8 @@ static int fake_handle(struct fake_sock *s, const struct nlmsghdr *req, struct f
 	return 0;
 }
 
-static int fake_send(void *priv, const struct nlmsghdr *req)
+static int fake_answer(struct fake_sock *s, const struct nlmsghdr *req)
 {
-	struct fake_sock *s = priv;
 	struct fake *fk;
 	int lock, ret;
 
@@ -427,7 +426,7 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	struct fake_sock *s = priv;
 	int ret;
 
-	ret = fake_send(s, req);
+	ret = fake_answer(s, req);
 	if (ret < 0)
 		return ret;
 	ret = nlio_run(s->buf, s->len, req->nlmsg_seq, 0, cb, data);
