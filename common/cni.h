@@ -16,9 +16,11 @@
  * nothing of CNI: they do not include this header. A struct cni_error (code
  * + message naming the field and the fix) is filled only by the plugin
  * layer (plugins/, this skeleton, delegate) and by the modules whose job is
- * to judge the runtime's input: config parsing (conf, ipam config, ippool
- * config) and results (result.h). The plugin turns a -errno from below into
- * a cni_error once, where it knows what was being done.
+ * to judge the runtime's input: config parsing (conf, ipam config, ippool,
+ * which judges the IPPool object the API server sends) and results
+ * (result.h). The plugin turns a -errno from below into a cni_error once,
+ * where it knows what was being done. A module below may keep a message
+ * beside its -errno for the plugin to quote (policy, kube), never a code.
  */
 #ifndef CNI_H
 #define CNI_H

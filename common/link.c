@@ -2,24 +2,19 @@
 /*
  * link: netdev operations over rtnetlink.
  *
- * Objects (links, addresses, routes) go through libnl-route-3. What libnl
- * 3.7 cannot express - alternative names, and clearing an alias, which
- * needs a zero-length IFLA_IFALIAS - is encoded with libmnl on a second
- * NETLINK_ROUTE socket opened in the same namespace.
+ * Objects (links, addresses, routes, rules) are encoded and decoded by
+ * libnl-route-3; what libnl 3.7 cannot express - alternative names, a
+ * cleared alias (a zero-length IFLA_IFALIAS), the shaped move - is encoded
+ * with libmnl. Both kinds travel through nlio on the one rtnetlink socket
+ * of the namespace (see nlio.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <net/if.h>
 #include <arpa/inet.h>
-#include <net/if_arp.h>
-#include <netinet/icmp6.h>
 #include <netinet/in.h>
-#include <netpacket/packet.h>
 #include <sys/socket.h>
 #include <linux/if.h>
 #include <linux/if_ether.h>
@@ -33,14 +28,13 @@
 #include <netlink/route/rule.h>
 #include <linux/fib_rules.h>
 #include "link.h"
+#include "link_int.h"
 #include "netns.h"
+#include "nlio.h"
 #include "valid.h"
 
 struct link_sock {
-	struct nl_sock *nl;
-	struct mnl_socket *mnl;
-	unsigned portid;
-	unsigned seq;
+	struct nlio *io;
 	bool pod;			/* opened in another namespace: its requests count as the pod's */
 };
 
@@ -55,21 +49,13 @@ static void count_request(const struct link_sock *ls)
 		n_host++;
 }
 
-/* libnl calls this for every message it sends on the socket, dumps included. */
-static int count_msg_out(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	count_request(arg);
-	return NL_OK;
-}
-
 void link_requests(unsigned *host, unsigned *pod)
 {
 	*host = n_host;
 	*pod = n_pod;
 }
 
-static int nle_errno(int nle)
+int link_nle_errno(int nle)
 {
 	switch (nle < 0 ? -nle : nle) {
 	case 0:			return 0;
@@ -91,7 +77,7 @@ static int nle_errno(int nle)
 	}
 }
 
-int link_sock_open(struct link_sock **ls)
+static int sock_new(int netns_fd, struct link_sock **ls)
 {
 	struct link_sock *s;
 	int ret;
@@ -99,71 +85,134 @@ int link_sock_open(struct link_sock **ls)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->nl = nl_socket_alloc();
-	if (!s->nl) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	ret = nl_connect(s->nl, NETLINK_ROUTE);
+	ret = netns_fd < 0 ? nlio_open(NETLINK_ROUTE, &s->io) :
+			     nlio_open_in(NETLINK_ROUTE, netns_fd, &s->io);
 	if (ret < 0) {
-		ret = nle_errno(ret);
-		goto err_nl;
+		free(s);
+		return ret;
 	}
-	ret = nl_socket_modify_cb(s->nl, NL_CB_MSG_OUT, NL_CB_CUSTOM, count_msg_out, s);
-	if (ret < 0) {
-		ret = nle_errno(ret);
-		goto err_nl;
-	}
-	s->mnl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!s->mnl) {
-		ret = -errno;
-		goto err_nl;
-	}
-	if (mnl_socket_bind(s->mnl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto err_mnl;
-	}
-	s->portid = mnl_socket_get_portid(s->mnl);
-	s->seq = (unsigned)time(NULL);
+	s->pod = netns_fd >= 0;
 	*ls = s;
 	return 0;
+}
 
-err_mnl:
-	mnl_socket_close(s->mnl);
-err_nl:
-	nl_socket_free(s->nl);
-err_free:
-	free(s);
-	return ret;
+int link_sock_open(struct link_sock **ls)
+{
+	return sock_new(-1, ls);
 }
 
 int link_sock_open_in(int netns_fd, struct link_sock **ls)
 {
-	int saved, ret, ret2;
-
-	ret = netns_enter(netns_fd, &saved);
-	if (ret < 0)
-		return ret;
-	ret = link_sock_open(ls);
-	if (ret == 0)
-		(*ls)->pod = true;
-	ret2 = netns_leave(saved);
-	if (ret == 0 && ret2 < 0) {
-		/* Staying in the wrong namespace would misdirect every later step. */
-		link_sock_close(*ls);
-		*ls = NULL;
-		return ret2;
-	}
-	return ret;
+	if (netns_fd < 0)
+		return -EBADF;
+	return sock_new(netns_fd, ls);
 }
 
 void link_sock_close(struct link_sock *ls)
 {
 	if (!ls)
 		return;
-	mnl_socket_close(ls->mnl);
-	nl_socket_free(ls->nl);
+	nlio_close(ls->io);
 	free(ls);
+}
+
+/* ---- requests ---- */
+
+static int xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	count_request(ls);
+	return nlio_talk(ls->io, nlh, cb, data);
+}
+
+/*
+ * libnl-route-3 objects travel as messages libnl builds and parses; nlio
+ * carries them. Errors keep the meaning libnl gave them (ENOENT reads as
+ * ENODEV, as before).
+ */
+struct obj_ctx {
+	void (*fn)(struct nl_object *obj, void *arg);
+	void *arg;
+	struct nl_cache *cache;		/* or into a cache */
+	int err;
+};
+
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct obj_ctx *c = data;
+	struct nl_msg *msg;
+	int ret;
+
+	if (c->err)
+		return MNL_CB_OK;
+	msg = nlmsg_convert((struct nlmsghdr *)nlh);
+	if (!msg) {
+		c->err = -ENOMEM;
+		return MNL_CB_OK;
+	}
+	nlmsg_set_proto(msg, NETLINK_ROUTE);
+	ret = c->cache ? nl_cache_parse_and_add(c->cache, msg) : nl_msg_parse(msg, c->fn, c->arg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		c->err = link_nle_errno(ret);
+	return MNL_CB_OK;
+}
+
+static int obj_xfer(struct link_sock *ls, struct nlmsghdr *nlh, struct obj_ctx *c)
+{
+	int ret;
+
+	nlh->nlmsg_flags |= NLM_F_REQUEST;
+	ret = xfer(ls, nlh, c ? obj_cb : NULL, c);
+	if (ret < 0)
+		return link_nle_errno(-nl_syserr2nlerr(ret));
+	return c ? c->err : 0;
+}
+
+/* Send what libnl built: built is the builder's return, *msg its message (freed here). */
+int link_msg_xfer(struct link_sock *ls, int built, struct nl_msg **msg)
+{
+	int ret;
+
+	if (built < 0)
+		return link_nle_errno(built);
+	ret = obj_xfer(ls, nlmsg_hdr(*msg), NULL);
+	nlmsg_free(*msg);
+	return ret;
+}
+
+/*
+ * A dump of one kind of object into a libnl cache ("route/addr", ...); as
+ * libnl did, a dump the kernel reports interrupted (a change meanwhile)
+ * starts over.
+ */
+int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
+		    size_t hdrlen, struct nl_cache **cache)
+{
+	char buf[64];
+	struct obj_ctx c = { 0 };
+	struct nlmsghdr *nlh;
+	int ret, tries = 0;
+
+	ret = link_nle_errno(nl_cache_alloc_name(kind, &c.cache));
+	if (ret < 0)
+		return ret;
+	do {
+		nl_cache_clear(c.cache);
+		c.err = 0;
+		memset(buf, 0, sizeof(buf));
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = type;
+		nlh->nlmsg_flags = NLM_F_DUMP;
+		/* rtgenmsg and rtmsg both start with the family. */
+		*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
+		ret = obj_xfer(ls, nlh, &c);
+	} while (ret == -EINTR && ++tries < 10);
+	if (ret < 0) {
+		nl_cache_free(c.cache);
+		return ret;
+	}
+	*cache = c.cache;
+	return 0;
 }
 
 /* ---- links ---- */
@@ -185,11 +234,35 @@ static void fill_info(struct rtnl_link *l, struct link_info *info)
 	snprintf(info->alias, sizeof(info->alias), "%s", alias ? alias : "");
 }
 
+static void keep_link(struct nl_object *obj, void *arg)
+{
+	struct rtnl_link **l = arg;
+
+	if (!*l) {
+		nl_object_get(obj);
+		*l = (struct rtnl_link *)obj;
+	}
+}
+
 static int get_link(struct link_sock *ls, int ifindex, const char *name, struct rtnl_link **l)
 {
-	int ret = rtnl_link_get_kernel(ls->nl, ifindex, name, l);
+	struct obj_ctx c = { .fn = keep_link, .arg = l };
+	struct nl_msg *msg;
+	int ret;
 
-	return ret < 0 ? nle_errno(ret) : 0;
+	*l = NULL;
+	ret = link_nle_errno(rtnl_link_build_get_request(ifindex, name, &msg));
+	if (ret < 0)
+		return ret;
+	ret = obj_xfer(ls, nlmsg_hdr(msg), &c);
+	nlmsg_free(msg);
+	if (ret == 0 && !*l)
+		ret = -ENODEV;
+	if (ret < 0 && *l) {
+		rtnl_link_put(*l);
+		*l = NULL;
+	}
+	return ret;
 }
 
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info)
@@ -228,11 +301,22 @@ static int change_link(struct link_sock *ls, int ifindex, struct rtnl_link *chan
 	struct rtnl_link *orig;
 	int ret;
 
+	struct nl_msg *msg;
+
 	ret = get_link(ls, ifindex, NULL, &orig);
 	if (ret < 0)
 		return ret;
-	ret = nle_errno(rtnl_link_change(ls->nl, orig, changes, 0));
+	ret = link_nle_errno(rtnl_link_build_change_request(orig, changes, 0, &msg));
 	rtnl_link_put(orig);
+	if (ret < 0)
+		return ret;
+	ret = obj_xfer(ls, nlmsg_hdr(msg), NULL);
+	/* As rtnl_link_change: a kernel that takes no RTM_NEWLINK for a change gets RTM_SETLINK. */
+	if (ret == -EOPNOTSUPP && nlmsg_hdr(msg)->nlmsg_type == RTM_NEWLINK) {
+		nlmsg_hdr(msg)->nlmsg_type = RTM_SETLINK;
+		ret = obj_xfer(ls, nlmsg_hdr(msg), NULL);
+	}
+	nlmsg_free(msg);
 	return ret;
 }
 
@@ -309,46 +393,6 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 
 /* ---- raw requests (libmnl) ---- */
 
-int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct nlmsghdr *nlh,
-		  mnl_cb_t cb, void *data)
-{
-	int fd = mnl_socket_get_fd(nl), ret;
-	ssize_t n;
-	char *buf;
-
-	nlh->nlmsg_seq = ++*seq;
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		/* A link message can outgrow a page (many altnames, a PF's VF info): size it first. */
-		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = malloc((size_t)n);
-		if (!buf)
-			return -ENOMEM;
-		n = recv(fd, buf, (size_t)n, 0);
-		if (n < 0) {
-			ret = -errno;
-			free(buf);
-			return ret;
-		}
-		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, data);
-		if (ret < 0)
-			ret = -errno;
-		free(buf);
-		if (ret <= MNL_CB_STOP)
-			return ret;
-	}
-}
-
-static int mnl_xfer(struct link_sock *ls, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	count_request(ls);
-	return link_mnl_talk(ls->mnl, &ls->seq, ls->portid, nlh, cb, data);
-}
-
 /*
  * libmnl 1.0.4 leaves the alignment padding after an attribute unwritten:
  * zero the whole buffer so no stale stack bytes reach the kernel.
@@ -389,7 +433,7 @@ int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const stru
 		mnl_attr_put(nlh, IFLA_ADDRESS, 6, s->mac);
 	if (s->mtu > 0)
 		mnl_attr_put_u32(nlh, IFLA_MTU, (uint32_t)s->mtu);
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
@@ -403,7 +447,7 @@ int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
 	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
 	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
 	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 struct altnames_ctx {
@@ -446,7 +490,7 @@ int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max,
 
 	*n = 0;
 	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, ifindex);
-	ret = mnl_xfer(ls, nlh, altnames_cb, &ctx);
+	ret = xfer(ls, nlh, altnames_cb, &ctx);
 	if (ret < 0)
 		return ret;
 	*n = ctx.n;
@@ -466,505 +510,7 @@ int link_del_altname(struct link_sock *ls, int ifindex, const char *altname)
 	nest = mnl_attr_nest_start(nlh, IFLA_PROP_LIST);
 	mnl_attr_put_strz(nlh, IFLA_ALT_IFNAME, altname);
 	mnl_attr_nest_end(nlh, nest);
-	return mnl_xfer(ls, nlh, NULL, NULL);
-}
-
-/* ---- addresses ---- */
-
-static int parse_cidr(const char *cidr, struct nl_addr **a)
-{
-	int ret;
-
-	if (!strchr(cidr, '/'))
-		return -EINVAL;
-	ret = nl_addr_parse(cidr, AF_UNSPEC, a);
-	if (ret < 0)
-		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
-	if (nl_addr_get_family(*a) != AF_INET && nl_addr_get_family(*a) != AF_INET6) {
-		/* libnl also parses MAC-like and other families' strings. */
-		nl_addr_put(*a);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The IPv4 broadcast address host-device and the Go netlink library set too. */
-static int v4_broadcast(const struct nl_addr *a, struct nl_addr **brd)
-{
-	unsigned plen = nl_addr_get_prefixlen(a);
-	uint32_t ip, mask;
-
-	memcpy(&ip, nl_addr_get_binary_addr(a), 4);
-	mask = plen ? htonl(~0u << (32 - plen)) : 0;
-	ip |= ~mask;
-	*brd = nl_addr_build(AF_INET, &ip, 4);
-	return *brd ? 0 : -ENOMEM;
-}
-
-int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
-{
-	struct rtnl_addr *ra;
-	struct nl_addr *a, *brd = NULL;
-	int ret;
-
-	ret = parse_cidr(cidr, &a);
-	if (ret < 0)
-		return ret;
-	ra = rtnl_addr_alloc();
-	if (!ra) {
-		ret = -ENOMEM;
-		goto out_a;
-	}
-	rtnl_addr_set_ifindex(ra, ifindex);
-	ret = nle_errno(rtnl_addr_set_local(ra, a));
-	if (ret < 0)
-		goto out_ra;
-	if (nl_addr_get_family(a) == AF_INET && nl_addr_get_prefixlen(a) < 31) {
-		ret = v4_broadcast(a, &brd);
-		if (ret < 0)
-			goto out_ra;
-		ret = nle_errno(rtnl_addr_set_broadcast(ra, brd));
-		if (ret < 0)
-			goto out_brd;
-	}
-	ret = nle_errno(rtnl_addr_add(ls->nl, ra, 0));
-	if (ret == -EEXIST)
-		ret = 0;
-out_brd:
-	nl_addr_put(brd);
-out_ra:
-	rtnl_addr_put(ra);
-out_a:
-	nl_addr_put(a);
-	return ret;
-}
-
-int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has)
-{
-	struct nl_cache *cache;
-	struct nl_object *obj;
-	struct nl_addr *a;
-	int ret;
-
-	*has = false;
-	ret = parse_cidr(cidr, &a);
-	if (ret < 0)
-		return ret;
-	ret = nle_errno(rtnl_addr_alloc_cache(ls->nl, &cache));
-	if (ret < 0)
-		goto out_a;
-	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
-		struct rtnl_addr *ra = (struct rtnl_addr *)obj;
-		struct nl_addr *local = rtnl_addr_get_local(ra);
-
-		if (rtnl_addr_get_ifindex(ra) == ifindex && local &&
-		    rtnl_addr_get_prefixlen(ra) == (int)nl_addr_get_prefixlen(a) &&
-		    nl_addr_get_family(local) == nl_addr_get_family(a) &&
-		    nl_addr_get_len(local) == nl_addr_get_len(a) &&
-		    !memcmp(nl_addr_get_binary_addr(local), nl_addr_get_binary_addr(a),
-			    nl_addr_get_len(a))) {
-			*has = true;
-			break;
-		}
-	}
-	nl_cache_free(cache);
-out_a:
-	nl_addr_put(a);
-	return ret;
-}
-
-/* ---- routes ---- */
-
-static int parse_gw(const char *gw, int family, struct nl_addr **a)
-{
-	int ret = nl_addr_parse(gw, family, a);
-
-	/* A gateway of the other family than dst does not parse: the same mistake. */
-	if (ret < 0)
-		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
-	if (nl_addr_get_family(*a) != family || strchr(gw, '/')) {
-		nl_addr_put(*a);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt)
-{
-	struct rtnl_route *r;
-	struct rtnl_nexthop *nh;
-	struct nl_addr *dst, *gw = NULL;
-	int family, ret;
-
-	ret = parse_cidr(rt->dst, &dst);
-	if (ret < 0)
-		return ret;
-	family = nl_addr_get_family(dst);
-	if (rt->gw[0]) {
-		ret = parse_gw(rt->gw, family, &gw);
-		if (ret < 0)
-			goto out_dst;
-	}
-	r = rtnl_route_alloc();
-	if (!r) {
-		ret = -ENOMEM;
-		goto out_gw;
-	}
-	rtnl_route_set_family(r, (uint8_t)family);
-	ret = nle_errno(rtnl_route_set_dst(r, dst));
-	if (ret < 0)
-		goto out_r;
-	rtnl_route_set_table(r, rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
-	if (rt->scope != CNI_UNSET)
-		rtnl_route_set_scope(r, (uint8_t)rt->scope);
-	if (rt->priority != CNI_UNSET)
-		rtnl_route_set_priority(r, (uint32_t)rt->priority);
-	if (rt->mtu != CNI_UNSET && rt->mtu > 0)
-		rtnl_route_set_metric(r, RTAX_MTU, (unsigned)rt->mtu);
-	if (rt->advmss != CNI_UNSET && rt->advmss > 0)
-		rtnl_route_set_metric(r, RTAX_ADVMSS, (unsigned)rt->advmss);
-	nh = rtnl_route_nh_alloc();
-	if (!nh) {
-		ret = -ENOMEM;
-		goto out_r;
-	}
-	rtnl_route_nh_set_ifindex(nh, ifindex);
-	if (gw)
-		rtnl_route_nh_set_gateway(nh, gw);
-	/* The route owns nh from here. */
-	rtnl_route_add_nexthop(r, nh);
-	ret = nle_errno(rtnl_route_add(ls->nl, r, 0));
-	if (ret == -EEXIST)
-		ret = 0;
-out_r:
-	rtnl_route_put(r);
-out_gw:
-	nl_addr_put(gw);
-out_dst:
-	nl_addr_put(dst);
-	return ret;
-}
-
-static bool nh_matches(struct rtnl_route *r, int ifindex, const struct nl_addr *gw)
-{
-	struct rtnl_nexthop *nh;
-	struct nl_addr *ngw;
-
-	if (rtnl_route_get_nnexthops(r) != 1)
-		return false;
-	nh = rtnl_route_nexthop_n(r, 0);
-	if (rtnl_route_nh_get_ifindex(nh) != ifindex)
-		return false;
-	ngw = rtnl_route_nh_get_gateway(nh);
-	if (!gw)
-		return ngw == NULL;
-	return ngw && nl_addr_get_len(ngw) == nl_addr_get_len(gw) &&
-	       !memcmp(nl_addr_get_binary_addr(ngw), nl_addr_get_binary_addr(gw),
-		       nl_addr_get_len(gw));
-}
-
-int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
-{
-	struct nl_cache *cache;
-	struct nl_object *obj;
-	struct nl_addr *dst, *gw = NULL;
-	uint32_t table = rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
-	int family, ret;
-
-	*has = false;
-	ret = parse_cidr(rt->dst, &dst);
-	if (ret < 0)
-		return ret;
-	family = nl_addr_get_family(dst);
-	if (rt->gw[0]) {
-		ret = parse_gw(rt->gw, family, &gw);
-		if (ret < 0)
-			goto out_dst;
-	}
-	ret = nle_errno(rtnl_route_alloc_cache(ls->nl, family, 0, &cache));
-	if (ret < 0)
-		goto out_gw;
-	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
-		struct rtnl_route *r = (struct rtnl_route *)obj;
-		struct nl_addr *rdst = rtnl_route_get_dst(r);
-
-		/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
-		if (rtnl_route_get_table(r) != table || !rdst ||
-		    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
-		    nl_addr_cmp_prefix(rdst, dst) != 0)
-			continue;
-		if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
-			continue;
-		if (nh_matches(r, ifindex, gw)) {
-			*has = true;
-			break;
-		}
-	}
-	nl_cache_free(cache);
-out_gw:
-	nl_addr_put(gw);
-out_dst:
-	nl_addr_put(dst);
-	return ret;
-}
-
-/* ---- announcements ---- */
-
-static int announce_v4(int ifindex, const uint8_t mac[6], const struct in_addr *ip)
-{
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ARP),
-		.sll_ifindex = ifindex,
-		.sll_halen = 6,
-		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
-	};
-	struct {
-		struct arphdr h;
-		uint8_t sha[6], spa[4], tha[6], tpa[4];
-	} __attribute__((packed)) pkt = {
-		.h = {
-			.ar_hrd = htons(ARPHRD_ETHER),
-			.ar_pro = htons(ETH_P_IP),
-			.ar_hln = 6,
-			.ar_pln = 4,
-			.ar_op = htons(ARPOP_REQUEST),
-		},
-	};
-	int fd, ret = 0;
-
-	/* A request with sender = target, as the kernel's arp_notify sends. */
-	memcpy(pkt.sha, mac, 6);
-	memcpy(pkt.spa, ip, 4);
-	memcpy(pkt.tpa, ip, 4);
-	/*
-	 * Protocol 0 and no bind: a send-only socket. One created for ETH_P_ARP
-	 * hooks into every device's receive path, and binding it to ifindex
-	 * re-hooks it, which waits for an RCU grace period (synchronize_net):
-	 * that wait cost more than the whole netns move.
-	 */
-	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int announce_v6(int ifindex, const uint8_t mac[6], const struct in6_addr *ip)
-{
-	struct sockaddr_in6 dst = { .sin6_family = AF_INET6, .sin6_scope_id = (uint32_t)ifindex };
-	struct {
-		struct nd_neighbor_advert na;
-		struct nd_opt_hdr opt;
-		uint8_t mac[6];
-	} __attribute__((packed)) pkt;
-	char ifname[IF_NAMESIZE];
-	int hops = 255, fd, ret = 0;
-
-	if (!if_indextoname((unsigned)ifindex, ifname))
-		return -errno;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.na.nd_na_type = ND_NEIGHBOR_ADVERT;
-	pkt.na.nd_na_flags_reserved = ND_NA_FLAG_OVERRIDE;
-	pkt.na.nd_na_target = *ip;
-	pkt.opt.nd_opt_type = ND_OPT_TARGET_LINKADDR;
-	pkt.opt.nd_opt_len = 1;			/* in units of 8 bytes */
-	memcpy(pkt.mac, mac, 6);
-	inet_pton(AF_INET6, "ff02::1", &dst.sin6_addr);
-
-	/* The kernel fills in the ICMPv6 checksum on raw ICMPv6 sockets. */
-	fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
-	if (fd < 0)
-		return -errno;
-	/* RFC 4861 7.1.2: receivers drop an NA whose hop limit is not 255. */
-	if (setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof(hops)) < 0 ||
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &hops, sizeof(hops)) < 0 ||
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof(ifindex)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1) < 0 ||
-	    sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&dst, sizeof(dst)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-int link_announce(int ifindex, const uint8_t mac[6], const char *cidr)
-{
-	char ip[64];
-	const char *slash = strchr(cidr, '/');
-	size_t len = slash ? (size_t)(slash - cidr) : strlen(cidr);
-	struct in_addr v4;
-	struct in6_addr v6;
-
-	if (ifindex <= 0 || len >= sizeof(ip))
-		return -EINVAL;
-	memcpy(ip, cidr, len);
-	ip[len] = '\0';
-	if (inet_pton(AF_INET, ip, &v4) == 1)
-		return announce_v4(ifindex, mac, &v4);
-	if (inet_pton(AF_INET6, ip, &v6) == 1)
-		return announce_v6(ifindex, mac, &v6);
-	return -EINVAL;
-}
-
-/* ---- MAC addresses ---- */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int link_mac_parse(const char *s, uint8_t mac[6])
-{
-	uint8_t out[6];
-	int i, hi, lo;
-
-	if (strlen(s) != 17)
-		return -EINVAL;
-	for (i = 0; i < 6; i++) {
-		hi = hexval(s[i * 3]);
-		lo = hexval(s[i * 3 + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
-			return -EINVAL;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	memcpy(mac, out, 6);
-	return 0;
-}
-
-void link_mac_format(const uint8_t mac[6], char out[18])
-{
-	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x",
-		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
-}
-
-/* ---- policy routing rules ---- */
-
-/* "10.1.0.5/24" -> the host address 10.1.0.5/32, what a "from" rule matches. */
-static int parse_host(const char *cidr, struct nl_addr **a)
-{
-	int ret = parse_cidr(cidr, a);
-
-	if (ret < 0)
-		return ret;
-	nl_addr_set_prefixlen(*a, nl_addr_get_family(*a) == AF_INET ? 32 : 128);
-	return 0;
-}
-
-static struct rtnl_rule *from_rule(struct nl_addr *src, uint32_t table)
-{
-	struct rtnl_rule *r = rtnl_rule_alloc();
-
-	if (!r)
-		return NULL;
-	rtnl_rule_set_family(r, nl_addr_get_family(src));
-	if (rtnl_rule_set_src(r, src) < 0) {
-		rtnl_rule_put(r);
-		return NULL;
-	}
-	rtnl_rule_set_table(r, table);
-	rtnl_rule_set_action(r, FR_ACT_TO_TBL);
-	return r;
-}
-
-int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
-{
-	struct rtnl_rule *r;
-	struct nl_addr *src;
-	bool has;
-	int ret;
-
-	ret = link_rule_has(ls, cidr, table, &has);
-	if (ret < 0 || has)
-		return ret;
-	ret = parse_host(cidr, &src);
-	if (ret < 0)
-		return ret;
-	r = from_rule(src, table);
-	ret = r ? nle_errno(rtnl_rule_add(ls->nl, r, NLM_F_CREATE | NLM_F_EXCL)) : -ENOMEM;
-	if (ret == -EEXIST)
-		ret = 0;
-	rtnl_rule_put(r);
-	nl_addr_put(src);
-	return ret;
-}
-
-/* Every rule matching `from` cidr's address (any table when table is 0). */
-static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bool del, bool *has)
-{
-	struct nl_cache *cache = NULL;
-	struct nl_object *o;
-	struct nl_addr *src;
-	int ret;
-
-	*has = false;
-	ret = parse_host(cidr, &src);
-	if (ret < 0)
-		return ret;
-	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, nl_addr_get_family(src), &cache));
-	if (ret < 0)
-		goto out;
-	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
-		struct rtnl_rule *r = (struct rtnl_rule *)o;
-		struct nl_addr *rs = rtnl_rule_get_src(r);
-
-		if (!rs || nl_addr_cmp(rs, src) || (table && rtnl_rule_get_table(r) != table))
-			continue;
-		*has = true;
-		if (del && (ret = nle_errno(rtnl_rule_delete(ls->nl, r, 0))) < 0 && ret != -ENOENT)
-			break;
-		ret = 0;
-	}
-out:
-	nl_cache_free(cache);
-	nl_addr_put(src);
-	return ret;
-}
-
-int link_rule_has(struct link_sock *ls, const char *cidr, uint32_t table, bool *has)
-{
-	return rules_from(ls, cidr, table, false, has);
-}
-
-int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table)
-{
-	bool had;
-
-	return rules_from(ls, cidr, table, true, &had);
-}
-
-int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
-{
-	struct nl_cache *cache = NULL;
-	struct nl_object *o;
-	uint32_t t;
-	bool used;
-	int ret;
-
-	ret = nle_errno(rtnl_rule_alloc_cache(ls->nl, AF_UNSPEC, &cache));
-	if (ret < 0)
-		return ret;
-	/* 252-255 are the kernel's own (compat, default, main, local). */
-	for (t = first ? first : 1, used = true; used && t - first < 4096; t++) {
-		if (t >= RT_TABLE_COMPAT && t <= RT_TABLE_LOCAL)
-			continue;
-		used = false;
-		for (o = nl_cache_get_first(cache); o && !used; o = nl_cache_get_next(o))
-			used = rtnl_rule_get_table((struct rtnl_rule *)o) == t;
-	}
-	nl_cache_free(cache);
-	if (used)
-		return -ENOSPC;
-	t--;
-	*table = t;
-	return 0;
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 /* ---- one request where the caller knows the link ---- */
@@ -981,7 +527,7 @@ int link_set_up_index(struct link_sock *ls, int ifindex, bool up)
 	ifi = mnl_nlmsg_get_payload(nlh);
 	ifi->ifi_flags = up ? IFF_UP : 0;
 	ifi->ifi_change = IFF_UP;
-	return mnl_xfer(ls, nlh, NULL, NULL);
+	return xfer(ls, nlh, NULL, NULL);
 }
 
 struct link_alt_ctx {
@@ -1041,7 +587,7 @@ int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_inf
 		return -EINVAL;
 	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, 0);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	ret = mnl_xfer(ls, nlh, link_alt_cb, &ctx);
+	ret = xfer(ls, nlh, link_alt_cb, &ctx);
 	if (ret < 0)
 		return ret;
 	if (!ctx.seen)

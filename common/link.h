@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
-#include <libmnl/libmnl.h>
 #include "result.h"
 
 struct link_sock;
@@ -95,15 +94,6 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table);
  * stale entries when an address moves between pods.
  */
 int link_announce(int ifindex, const uint8_t mac[6], const char *cidr);
-
-/*
- * Send one rtnetlink request on a libmnl socket (NLM_F_ACK added, *seq
- * advanced) and run cb over every reply until the ACK or the end of a
- * dump; replies are sized before they are read, so a PF listing many VFs
- * is never truncated. 0, or -errno (the kernel's error from the ACK).
- */
-int link_mnl_talk(struct mnl_socket *nl, unsigned *seq, unsigned portid, struct nlmsghdr *nlh,
-		  mnl_cb_t cb, void *data);
 
 /* "aa:bb:cc:dd:ee:ff" <-> bytes. */
 int link_mac_parse(const char *s, uint8_t mac[6]);

@@ -664,15 +664,15 @@ int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[
 }
 
 struct gc_arg {
-	const struct cni_attachment *valid;
-	int n_valid;
+	bool (*owned)(const char *container_id, const char *ifname, void *arg);
+	void *arg;
 	int released;
 };
 
 static bool gc_keeps(struct pool *p, const struct gc_arg *ga, const struct pool_record *r)
 {
 	return !strcmp(r->boot_id, p->boot_id) &&
-	       cni_attachment_valid(ga->valid, ga->n_valid, r->container_id, r->ifname);
+	       ga->owned(r->container_id, r->ifname, ga->arg);
 }
 
 /* The index: what no valid attachment owns is released. */
@@ -732,10 +732,10 @@ static int gc_sweep(struct pool *p, const char *name, void *arg)
 	return 0;
 }
 
-int pool_gc(struct pool *p, const struct cni_attachment *valid, int n_valid, int *released,
-	    struct pool_diag *d)
+int pool_gc(struct pool *p, bool (*owned)(const char *container_id, const char *ifname, void *arg),
+	    void *arg, int *released, struct pool_diag *d)
 {
-	struct gc_arg ga = { valid, n_valid, 0 };
+	struct gc_arg ga = { owned, arg, 0 };
 	int ret;
 
 	*released = 0;

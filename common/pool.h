@@ -41,7 +41,6 @@
 #define POOL_H
 
 #include <limits.h>
-#include "cni.h"
 #include "ipam.h"
 #include "pool_record.h"
 
@@ -89,9 +88,13 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 /* Every set must hold a complete reservation for the owner: out[] gets them. */
 int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
 	       struct pool_diag *d);
-/* Release reservations not in valid[] and those of an earlier boot. */
-int pool_gc(struct pool *p, const struct cni_attachment *valid, int n_valid, int *released,
-	    struct pool_diag *d);
+/*
+ * Release the reservations of an earlier boot, and those whose owner
+ * owned(container_id, ifname, arg) does not name: the runtime's list of
+ * valid attachments, which the store need not know the shape of.
+ */
+int pool_gc(struct pool *p, bool (*owned)(const char *container_id, const char *ifname, void *arg),
+	    void *arg, int *released, struct pool_diag *d);
 /*
  * -EXFULL (diag.set) when a set has no address to give, counting
  * earlier-boot records as free; -errno when the store cannot take a write.

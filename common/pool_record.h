@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
-#include "cni.h"
+#include <net/if.h>
 #include "ipam_addr.h"
 
 #define POOL_RECORD_MAX		8192	/* bytes: a larger entry is not a record */

@@ -9,14 +9,12 @@
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
+#include "nlio.h"
 #include "rdma.h"
-
-#define RX_BUF 32768			/* one dump skb of the kernel fits */
 
 struct rdma_sock {
 	const struct rdma_backend *ops;
-	void *priv;			/* the backend's: the kernel's is the mnl socket */
-	uint32_t portid;
+	void *priv;			/* the backend's: the kernel's is a struct nlio */
 	uint32_t seq;
 };
 
@@ -250,82 +248,20 @@ static int port_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/*
- * A dump that fails once started ends with NLMSG_DONE carrying the error
- * (the kernel's dump_done_errno); libmnl's default treats any DONE as success.
- */
-static int done_cb(const struct nlmsghdr *nlh, void *data)
-{
-	int32_t e;
-
-	(void)data;
-	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(e)) {
-		memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
-		if (e < 0) {
-			errno = -e;
-			return MNL_CB_ERROR;
-		}
-	}
-	return MNL_CB_STOP;
-}
-
-/* Given a control table, libmnl uses no defaults: the ACK and errors are ours too. */
-static int error_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-	(void)data;
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e))) {
-		errno = EPROTO;
-		return MNL_CB_ERROR;
-	}
-	if (e->error == 0)
-		return MNL_CB_STOP;
-	errno = e->error < 0 ? -e->error : e->error;
-	return MNL_CB_ERROR;
-}
-
-static int noop_cb(const struct nlmsghdr *nlh, void *data)
-{
-	(void)nlh;
-	(void)data;
-	return MNL_CB_OK;
-}
-
-static int overrun_cb(const struct nlmsghdr *nlh, void *data)
-{
-	(void)nlh;
-	(void)data;
-	errno = ENOBUFS;
-	return MNL_CB_ERROR;
-}
-
-static mnl_cb_t ctl_cbs[NLMSG_MIN_TYPE] = {
-	[NLMSG_NOOP] = noop_cb,
-	[NLMSG_ERROR] = error_cb,
-	[NLMSG_DONE] = done_cb,
-	[NLMSG_OVERRUN] = overrun_cb,
-};
-
 /* 0 complete, 1 more to come, -errno from the kernel or -EPROTO. */
-static int run(const void *buf, size_t len, uint32_t seq, uint32_t portid, mnl_cb_t cb,
-	       struct parse_ctx *ctx)
+static int run(const void *buf, size_t len, uint32_t seq, mnl_cb_t cb, struct parse_ctx *ctx)
 {
-	int ret;
+	int ret = nlio_run(buf, len, seq, 0, cb, ctx);
 
-	errno = 0;
-	ret = mnl_cb_run2(buf, len, seq, portid, cb, ctx, ctl_cbs, NLMSG_MIN_TYPE);
-	if (ret == MNL_CB_ERROR)
-		return errno ? -errno : -EPROTO;
-	if (ctx->err)
-		return ret == MNL_CB_STOP ? ctx->err : 1;
-	return ret == MNL_CB_STOP ? 0 : 1;
+	if (ret >= 0 && ctx->err)
+		return ret == 0 ? ctx->err : 1;
+	return ret;
 }
 
 int rdma_parse_sys(const void *buf, size_t len, uint32_t seq, bool *exclusive)
 {
 	struct sys_ctx c = { .exclusive = exclusive };
-	int ret = run(buf, len, seq, 0, sys_cb, (struct parse_ctx *)&c);
+	int ret = run(buf, len, seq, sys_cb, (struct parse_ctx *)&c);
 
 	if (ret == 0 && !c.seen)
 		return -EPROTO;
@@ -336,57 +272,36 @@ int rdma_parse_devs(const void *buf, size_t len, uint32_t seq, rdma_dev_fn fn, v
 {
 	struct dev_ctx c = { .fn = fn, .data = data };
 
-	return run(buf, len, seq, 0, dev_cb, (struct parse_ctx *)&c);
+	return run(buf, len, seq, dev_cb, (struct parse_ctx *)&c);
 }
 
 int rdma_parse_ports(const void *buf, size_t len, uint32_t seq, rdma_port_fn fn, void *data)
 {
 	struct port_ctx c = { .fn = fn, .data = data };
 
-	return run(buf, len, seq, 0, port_cb, (struct parse_ctx *)&c);
+	return run(buf, len, seq, port_cb, (struct parse_ctx *)&c);
 }
 
 /* ---- the socket ---- */
 
 static int kernel_open(void **priv)
 {
-	struct mnl_socket *nl;
-	int ret;
-
-	/* No CONFIG_INFINIBAND: socket() says EPROTONOSUPPORT, which we pass on as is. */
-	nl = mnl_socket_open2(NETLINK_RDMA, SOCK_CLOEXEC);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		mnl_socket_close(nl);
-		return ret;
-	}
-	*priv = nl;
-	return 0;
+	return nlio_open(NETLINK_RDMA, (struct nlio **)priv);
 }
 
-static int kernel_send(void *priv, const struct nlmsghdr *req)
+static int kernel_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
-	return mnl_socket_sendto(priv, req, req->nlmsg_len) < 0 ? -errno : 0;
-}
-
-static ssize_t kernel_recv(void *priv, void *buf, size_t len)
-{
-	ssize_t n = mnl_socket_recvfrom(priv, buf, len);
-
-	return n < 0 ? -errno : n;
+	return nlio_talk(priv, req, cb, data);
 }
 
 static void kernel_close(void *priv)
 {
-	mnl_socket_close(priv);
+	nlio_close(priv);
 }
 
 static const struct rdma_backend kernel_backend = {
 	.open = kernel_open,
-	.send = kernel_send,
-	.recv = kernel_recv,
+	.xfer = kernel_xfer,
 	.close = kernel_close,
 };
 
@@ -410,8 +325,6 @@ int rdma_sock_open(struct rdma_sock **out)
 		free(s);
 		return ret;
 	}
-	if (s->ops == &kernel_backend)
-		s->portid = mnl_socket_get_portid(s->priv);
 	s->seq = (uint32_t)time(NULL);
 	*out = s;
 	return 0;
@@ -426,27 +339,11 @@ void rdma_sock_close(struct rdma_sock *s)
 }
 
 /* Send req and decode every reply through cb: 0, or the first error. */
-static int talk(struct rdma_sock *s, const struct nlmsghdr *req, mnl_cb_t cb,
-		struct parse_ctx *ctx)
+static int talk(struct rdma_sock *s, struct nlmsghdr *req, mnl_cb_t cb, struct parse_ctx *ctx)
 {
-	char buf[RX_BUF];
-	ssize_t n;
-	int ret;
+	int ret = s->ops->xfer(s->priv, req, cb, ctx);
 
-	ret = s->ops->send(s->priv, req);
-	if (ret < 0)
-		return ret;
-	do {
-		n = s->ops->recv(s->priv, buf, sizeof(buf));
-		if (n == -EINTR) {
-			ret = 1;
-			continue;
-		}
-		if (n < 0)
-			return (int)n;
-		ret = run(buf, (size_t)n, req->nlmsg_seq, s->portid, cb, ctx);
-	} while (ret > 0);
-	return ret;
+	return ret == 0 && ctx->err ? ctx->err : ret;
 }
 
 int rdma_sys_get_netns_mode(struct rdma_sock *s, bool *exclusive)

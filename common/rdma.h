@@ -54,15 +54,15 @@ struct rdma_port {
 struct rdma_sock;
 
 /*
- * Where the requests of the sockets opened from now on go. send takes one
- * request (encoded by rdma_req_*); recv returns reply bytes as recvfrom(2)
- * on a netlink socket would, or -errno. open runs in the namespace the
- * socket is for.
+ * Where the requests of the sockets opened from now on go. xfer takes one
+ * request (encoded by rdma_req_*) and runs cb over every reply up to the
+ * ACK or the end of a dump, as nlio_talk does: 0 or -errno. open runs in
+ * the namespace the socket is for.
  */
 struct rdma_backend {
 	int (*open)(void **priv);
-	int (*send)(void *priv, const struct nlmsghdr *req);
-	ssize_t (*recv)(void *priv, void *buf, size_t len);
+	int (*xfer)(void *priv, struct nlmsghdr *req,
+		    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
 	void (*close)(void *priv);
 };
 /* NULL: the kernel (the default, and all that the default build ever uses). */

@@ -561,9 +561,23 @@ static int do_check(struct cni_request *req, struct run *run, struct cni_error *
 	return check_prev(req, run, got, err);
 }
 
+/* The runtime's valid attachments, as the store asks about an owner. */
+struct gc_valid {
+	const struct cni_attachment *list;
+	int n;
+};
+
+static bool gc_owned(const char *container_id, const char *ifname, void *arg)
+{
+	const struct gc_valid *gv = arg;
+
+	return cni_attachment_valid(gv->list, gv->n, container_id, ifname);
+}
+
 static int do_gc(struct cni_request *req, struct run *run, struct cni_error *err)
 {
 	struct cni_attachment *valid = NULL;
+	struct gc_valid gv;
 	struct ipam_conf *c = &run->conf;
 	struct pool_diag d;
 	struct pool p;
@@ -580,7 +594,9 @@ static int do_gc(struct cni_request *req, struct run *run, struct cni_error *err
 		free(valid);
 		return -1;
 	}
-	ret = pool_gc(&p, valid, n, &released, &d);
+	gv.list = valid;
+	gv.n = n;
+	ret = pool_gc(&p, gc_owned, &gv, &released, &d);
 	if (ret < 0)
 		pool_error(ret, c, &p, &d, err);
 	pool_close(&p);

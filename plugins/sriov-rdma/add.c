@@ -30,13 +30,13 @@ struct add_ctx {
 	int pod_fd;
 	/* Opened in the pod once, for every step's requests there (NULL for DPDK). */
 	struct link_sock *pod_ls;
-	struct vf_claim claim;
-	struct vf_owner me;		/* this attachment, as its in-use marker names it */
+	struct claim claim;
+	struct claim_owner me;		/* this attachment, as its in-use marker names it */
 	struct link_info host_li;	/* the VF netdev on the host, read under the lock */
 	char altnames[SRIOV_MAX_ALTNAMES][128];	/* its alternative names, from the same read */
 	int n_altnames;
-	struct vf_pf *pf;
-	struct vf_config pf_before;	/* every field the PF reported before vf-config */
+	struct pf *pf;
+	struct pf_vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
 	struct cni_result ipam;
@@ -88,13 +88,13 @@ static int refuse_existing(struct add_ctx *c, struct cni_error *err)
  */
 static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_error *err)
 {
-	const struct vf_owner *o = &c->claim.owner;
+	const struct claim_owner *o = &c->claim.owner;
 	struct cni_error why = { 0 };
 	char who[4400], name[512];
 	int ret = -ENOENT;
 
-	vf_owner_format(o, who, sizeof(who));
-	if (c->claim.marker == VF_MARKER_READ && o->container_id[0]) {
+	claim_owner_format(o, who, sizeof(who));
+	if (c->claim.marker == CLAIM_MARKER_READ && o->container_id[0]) {
 		sriov_record_name(o->container_id, o->ifname, name, sizeof(name));
 		ret = sriov_record_read(c->state_fd, name, old);
 		if (ret == 0 && strcmp(old->bdf, c->vf.bdf))
@@ -104,11 +104,11 @@ static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_err
 		log_info("VF %s: taking over the stale claim of %s: restoring the VF as its record "
 			 "says", c->vf.bdf, who);
 	} else {
-		sriov_record_fallback(&c->vf, c->claim.marker == VF_MARKER_READ ? o : NULL,
+		sriov_record_fallback(&c->vf, c->claim.marker == CLAIM_MARKER_READ ? o : NULL,
 				      o->container_id, o->ifname, o->netns, old);
 		log_warn("VF %s: taking over the stale claim of %s, %s: restoring it as %s with the "
 			 "driver's default VF settings", c->vf.bdf,
-			 c->claim.marker == VF_MARKER_READ ? who : "whose marker is unreadable",
+			 c->claim.marker == CLAIM_MARKER_READ ? who : "whose marker is unreadable",
 			 ret == -ENOENT ? "which left no record" : "whose record is unreadable",
 			 old->dpdk ? "(dpdk)" : old->host_ifname);
 	}
@@ -126,9 +126,9 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	char who[4400];
 	int ret;
 
-	ret = vf_claim_take(c->pci_fd, c->vf.bdf, &c->me, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	ret = claim_take(c->pci_fd, c->vf.bdf, &c->me, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
 	if (ret == -EBUSY) {
-		vf_owner_format(&c->claim.owner, who, sizeof(who));
+		claim_owner_format(&c->claim.owner, who, sizeof(who));
 		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);
 		cni_error_details(err, "another attachment holds this VF; the device plugin "
 				  "allocated it twice, or that pod's DEL has not run yet");
@@ -143,7 +143,7 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 				  c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
 	if (refuse_existing(c, err))
 		return -EEXIST;
-	if (c->claim.marker != VF_MARKER_NONE && !vf_claim_held_by(&c->claim, &c->me)) {
+	if (c->claim.marker != CLAIM_MARKER_NONE && !claim_held_by(&c->claim, &c->me)) {
 		if (take_over(c, &old, err))
 			return -EIO;
 		took_over = true;
@@ -200,25 +200,25 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 	/* No property asked: the PF is not even opened (RTNL is the bottleneck at density). */
 	if (!c->conf.vf.mask)
 		return 0;
-	ret = vf_pf_open(c->vf.pf_netdev, &c->pf);
+	ret = pf_open(c->vf.pf_netdev, &c->pf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
 				  c->vf.bdf, c->vf.pf_netdev, strerror(-ret));
 	/* VF settings go to the PF one VF at a time, whatever the VF's own lock allows. */
-	ret = vf_pf_lock_at(c->pf, c->pci_fd, c->vf.pf_bdf);
+	ret = pf_lock_at(c->pf, c->pci_fd, c->vf.pf_bdf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF address %s: %s", c->vf.bdf,
 				  c->vf.pf_bdf, strerror(-ret));
-	ret = vf_pf_get(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+	ret = pf_get(c->pf, c->vf.vf_index, &c->rec.vf_orig);
 	if (ret == -EOVERFLOW) {
 		/* One VF's worth of sysfs, rather than a second query of every VF. */
-		ret = vf_sysfs_config(c->conf.paths.sysfs_root, c->vf.pf_bdf, c->vf.vf_index,
+		ret = pf_sysfs_config(c->conf.paths.sysfs_root, c->vf.pf_bdf, c->vf.vf_index,
 				      &c->rec.vf_orig);
 		if (ret < 0) {
 			log_warn("VF %s: PF %s lists only some of its VFs, not VF %d, and sysfs has "
 				 "no settings of it (%s): DEL will restore the driver's defaults",
 				 c->vf.bdf, c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
-			vf_config_default(&c->rec.vf_orig);
+			pf_vf_config_default(&c->rec.vf_orig);
 		}
 		ret = 0;
 	}
@@ -262,7 +262,7 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
 				  c->conf.state_dir, strerror(-ret));
-	ret = vf_claim_mark(&c->claim, &c->me);
+	ret = claim_mark(&c->claim, &c->me);
 	if (ret < 0) {
 		sriov_record_remove(c->state_fd, &c->rec);
 		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot write the in-use marker in "
@@ -277,7 +277,7 @@ static void record_undo(struct add_ctx *c)
 	int ret;
 
 	sriov_record_remove(c->state_fd, &c->rec);
-	ret = vf_claim_clear(&c->claim, &c->me);
+	ret = claim_clear(&c->claim, &c->me);
 	if (ret < 0)
 		log_error("VF %s: cannot remove the in-use marker: %s", c->vf.bdf, strerror(-ret));
 }
@@ -290,10 +290,10 @@ static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 
 	if (!c->pf)
 		return 0;
-	ret = vf_pf_set(c->pf, c->vf.vf_index, &c->conf.vf);
+	ret = pf_set(c->pf, c->vf.vf_index, &c->conf.vf);
 	if (ret < 0) {
 		/* Some fields may be set already: undo them now, as this step's undo won't run. */
-		vf_pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+		pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
 		return cni_errorf(err, CNI_ERR_PLUGIN,
 				  "deviceID %s: PF %s refused the VF %d settings: %s", c->vf.bdf,
 				  c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
@@ -307,7 +307,7 @@ static void vfcfg_undo(struct add_ctx *c)
 
 	if (!c->pf)
 		return;
-	ret = vf_pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
+	ret = pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
 	if (ret < 0)
 		log_error("VF %s: cannot restore its settings on PF %s: %s", c->vf.bdf,
 			  c->vf.pf_netdev, strerror(-ret));
@@ -737,7 +737,7 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
 		link_mac_format(c->conf.mac, ifc->mac);
-	} else if (c->pf && (c->pf_before.mask & VF_CFG_MAC)) {
+	} else if (c->pf && (c->pf_before.mask & PF_VF_MAC)) {
 		/* vf-config set no MAC: the one read before stands, without asking the PF again. */
 		link_mac_format(c->pf_before.mac, ifc->mac);
 	}
@@ -853,9 +853,9 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	log_success(c, res);
 	ret = 0;
 out:
-	vf_claim_release(&c->claim);
+	claim_release(&c->claim);
 	rdma_sock_close(c->rdma);
-	vf_pf_close(c->pf);
+	pf_close(c->pf);
 	link_sock_close(c->pod_ls);
 	if (c->pod_fd >= 0)
 		close(c->pod_fd);

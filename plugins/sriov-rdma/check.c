@@ -6,6 +6,7 @@
  * reservation. Any difference is code 107 naming it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -130,24 +131,24 @@ static int check_rdma(const struct cni_request *req, const struct sriov_record *
 	return ret;
 }
 
-static bool vfcfg_differs(const struct vf_config *want, const struct vf_config *got,
+static bool vfcfg_differs(const struct pf_vf_config *want, const struct pf_vf_config *got,
 			  const char **field)
 {
 	unsigned m = want->mask;
 
 	*field = NULL;
-	if ((m & VF_CFG_MAC) && memcmp(want->mac, got->mac, 6))
+	if ((m & PF_VF_MAC) && memcmp(want->mac, got->mac, 6))
 		*field = "mac";
-	else if ((m & VF_CFG_VLAN) && (want->vlan != got->vlan || want->qos != got->qos ||
+	else if ((m & PF_VF_VLAN) && (want->vlan != got->vlan || want->qos != got->qos ||
 				       want->vlan_proto != got->vlan_proto))
 		*field = "vlan";
-	else if ((m & VF_CFG_SPOOFCHK) && want->spoofchk != got->spoofchk)
+	else if ((m & PF_VF_SPOOFCHK) && want->spoofchk != got->spoofchk)
 		*field = "spoofchk";
-	else if ((m & VF_CFG_TRUST) && want->trust != got->trust)
+	else if ((m & PF_VF_TRUST) && want->trust != got->trust)
 		*field = "trust";
-	else if ((m & VF_CFG_LINK_STATE) && want->link_state != got->link_state)
+	else if ((m & PF_VF_LINK_STATE) && want->link_state != got->link_state)
 		*field = "link_state";
-	else if ((m & VF_CFG_RATE) && (want->min_tx_rate != got->min_tx_rate ||
+	else if ((m & PF_VF_RATE) && (want->min_tx_rate != got->min_tx_rate ||
 				       want->max_tx_rate != got->max_tx_rate))
 		*field = "min_tx_rate/max_tx_rate";
 	return *field != NULL;
@@ -155,17 +156,17 @@ static bool vfcfg_differs(const struct vf_config *want, const struct vf_config *
 
 static int check_vf_config(const struct sriov_record *rec, struct cni_error *err)
 {
-	struct vf_config now;
-	struct vf_pf *pf;
+	struct pf_vf_config now;
+	struct pf *pf;
 	const char *field;
 	int ret;
 
 	if (!rec->vf_applied.mask)
 		return 0;
-	ret = vf_pf_open(rec->pf_netdev, &pf);
+	ret = pf_open(rec->pf_netdev, &pf);
 	if (ret == 0) {
-		ret = vf_pf_get(pf, rec->vf_index, &now);
-		vf_pf_close(pf);
+		ret = pf_get(pf, rec->vf_index, &now);
+		pf_close(pf);
 	}
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",

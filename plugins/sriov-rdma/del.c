@@ -39,7 +39,7 @@ static void lap(const char *phase)
 /* Where an operator finds out how to release by hand. */
 #define BY_HAND "release it by hand as README \"When DEL cannot clean up\" says"
 
-void sriov_owner_of(const struct sriov_record *rec, struct vf_owner *owner)
+void sriov_owner_of(const struct sriov_record *rec, struct claim_owner *owner)
 {
 	memset(owner, 0, sizeof(*owner));
 	snprintf(owner->container_id, sizeof(owner->container_id), "%s", rec->container_id);
@@ -69,7 +69,7 @@ static void derived_host_name(const char *pf, int vf_index, char out[IFNAMSIZ])
 	strcpy(out + len, suffix);
 }
 
-void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner,
+void sriov_record_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
 			   const char *container_id, const char *ifname, const char *netns,
 			   struct sriov_record *rec)
 {
@@ -90,7 +90,7 @@ void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner
 	} else if (!vf->dpdk) {
 		derived_host_name(vf->pf_netdev, vf->vf_index, rec->host_ifname);
 	}
-	vf_config_default(&rec->vf_orig);
+	pf_vf_config_default(&rec->vf_orig);
 	if (owner && owner->rdma_dev[0] && rdma_dev_name_valid(owner->rdma_dev)) {
 		snprintf(rec->rdma_dev, sizeof(rec->rdma_dev), "%s", owner->rdma_dev);
 		snprintf(rec->rdma_pod_name, sizeof(rec->rdma_pod_name), "%s", owner->rdma_dev);
@@ -100,9 +100,9 @@ void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner
 }
 
 /* A PF that vanished, or a VF it no longer has (sriov_numvfs lowered), has nothing to restore. */
-static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
+static bool vf_gone(struct pf *pf, const struct sriov_record *rec, int ret)
 {
-	struct vf_config now;
+	struct pf_vf_config now;
 
 	if (ret == -ENODEV) {
 		log_warn("VF %s: its PF %s is gone: no VF settings to restore", rec->bdf,
@@ -110,7 +110,7 @@ static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
 		return true;
 	}
 	/* The kernel's answer for an index beyond the PF's VFs; the PF's own list tells. */
-	if (ret == -EINVAL && pf && vf_pf_get(pf, rec->vf_index, &now) == -ENOENT) {
+	if (ret == -EINVAL && pf && pf_get(pf, rec->vf_index, &now) == -ENOENT) {
 		log_warn("VF %s: PF %s has no VF %d any more: no VF settings to restore", rec->bdf,
 			 rec->pf_netdev, rec->vf_index);
 		return true;
@@ -121,31 +121,31 @@ static bool vf_gone(struct vf_pf *pf, const struct sriov_record *rec, int ret)
 /* pf_lock_dirfd: where the PF's lock lives, -1 for none (the VF is not locked either). */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd)
 {
-	struct vf_config first = rec->vf_orig, mac = rec->vf_orig;
-	struct vf_pf *pf = NULL;
+	struct pf_vf_config first = rec->vf_orig, mac = rec->vf_orig;
+	struct pf *pf = NULL;
 	int ret;
 
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask)
 		return 0;
-	ret = vf_pf_open(rec->pf_netdev, &pf);
+	ret = pf_open(rec->pf_netdev, &pf);
 	if (ret < 0)
 		return vf_gone(NULL, rec, ret) ? 0 : ret;
-	if (pf_lock_dirfd >= 0 && (ret = vf_pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
+	if (pf_lock_dirfd >= 0 && (ret = pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
 		log_warn("VF %s: PF address %s: %s: its settings go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
 	/*
 	 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
 	 * default) while spoof checking is on, which this may just turn off.
 	 */
-	first.mask &= ~VF_CFG_MAC;
-	mac.mask &= VF_CFG_MAC;
-	ret = vf_pf_set(pf, rec->vf_index, &first);
+	first.mask &= ~PF_VF_MAC;
+	mac.mask &= PF_VF_MAC;
+	ret = pf_set(pf, rec->vf_index, &first);
 	if (ret == 0)
-		ret = vf_pf_set(pf, rec->vf_index, &mac);
+		ret = pf_set(pf, rec->vf_index, &mac);
 	if (ret < 0 && vf_gone(pf, rec, ret))
 		ret = 0;
-	vf_pf_close(pf);
+	pf_close(pf);
 	return ret;
 }
 
@@ -168,20 +168,20 @@ static void forget_record(int state_dirfd, const struct sriov_record *rec)
 }
 
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-			 struct vf_claim *claim, const struct sriov_paths *paths,
+			 struct claim *claim, const struct sriov_paths *paths,
 			 struct cni_error *err)
 {
 	bool locked = claim && claim->lock_fd >= 0, found;
 	char steps[512] = "", trace[48] = "", trace_id[33];
 	struct link_sock *pod_ls = NULL;
-	struct vf_owner me;
+	struct claim_owner me;
 	char who[4400];
 	int pod_fd = -1, ret;
 
 	sriov_owner_of(rec, &me);
-	if (locked && claim->marker == VF_MARKER_READ && !vf_claim_held_by(claim, &me)) {
+	if (locked && claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, &me)) {
 		/* A late DEL must not reset a VF another pod owns now (sriov-cni #219). */
-		vf_owner_format(&claim->owner, who, sizeof(who));
+		claim_owner_format(&claim->owner, who, sizeof(who));
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
@@ -223,7 +223,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		lap("netdev");
 	}
 	if (locked) {
-		ret = vf_claim_clear(claim, &me);
+		ret = claim_clear(claim, &me);
 		if (ret < 0)
 			log_error("VF %s: cannot remove the in-use marker %s/%s: %s; remove it by hand",
 				  rec->bdf, SRIOV_PCI_SUBDIR, rec->bdf, strerror(-ret));
@@ -255,7 +255,7 @@ out:
 int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
 			 struct cni_error *err)
 {
-	struct vf_claim claim = { .lock_fd = -1 };
+	struct claim claim = { .lock_fd = -1 };
 	struct sriov_record rec;
 	char bdf[VF_BDF_LEN];
 	int pci_fd, ret;
@@ -268,7 +268,7 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s/: %s", SRIOV_PCI_SUBDIR,
 				  strerror(-ret));
 	memcpy(bdf, rec.bdf, sizeof(bdf));
-	ret = vf_claim_lock(pci_fd, bdf, SRIOV_LOCK_TIMEOUT_MS, &claim);
+	ret = claim_lock(pci_fd, bdf, SRIOV_LOCK_TIMEOUT_MS, &claim);
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
 			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", bdf);
@@ -284,7 +284,7 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 		ret = sriov_release_locked(&rec, rec.netns, state_dirfd, &claim, paths, err);
 	else
 		ret = ret == -ENOENT ? 0 : ret;
-	vf_claim_release(&claim);
+	claim_release(&claim);
 out:
 	close(pci_fd);
 	return err->code ? -1 : ret;
@@ -299,8 +299,8 @@ struct del_ctx {
 	int dirfd, pci_fd;
 	char name[512];			/* the record's */
 	char bdf[VF_BDF_LEN];		/* the VF, "" when neither record nor config says */
-	struct vf_claim claim;		/* lock_fd -1: not locked */
-	struct vf_owner me;
+	struct claim claim;		/* lock_fd -1: not locked */
+	struct claim_owner me;
 };
 
 /* Each problem is logged and leaves the fd at -1: DEL goes on without it. */
@@ -350,7 +350,7 @@ static int lock_vf(struct del_ctx *c)
 
 	if (c->pci_fd < 0 || !c->bdf[0])
 		return 0;
-	ret = vf_claim_lock(c->pci_fd, c->bdf, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	ret = claim_lock(c->pci_fd, c->bdf, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
 	if (ret < 0 && ret != -ETIMEDOUT) {
 		log_error("deviceID %s: cannot lock the VF in %s/%s: %s: going on without the lock",
 			  c->bdf, c->state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
@@ -366,7 +366,7 @@ static int lock_vf(struct del_ctx *c)
 static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 {
 	const char *netns = c->req->env.netns;
-	const struct vf_owner *owner = NULL;
+	const struct claim_owner *owner = NULL;
 	bool locked = c->claim.lock_fd >= 0;
 	struct sriov_record rec;
 	struct link_sock *ls;
@@ -394,9 +394,9 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 		log_error("%s; VF %s: %s: not restored; %s", why, c->bdf, strerror(-ret), BY_HAND);
 		goto forget;
 	}
-	if (locked && c->claim.marker == VF_MARKER_READ) {
-		if (!vf_claim_held_by(&c->claim, &c->me)) {
-			vf_owner_format(&c->claim.owner, who, sizeof(who));
+	if (locked && c->claim.marker == CLAIM_MARKER_READ) {
+		if (!claim_held_by(&c->claim, &c->me)) {
+			claim_owner_format(&c->claim.owner, who, sizeof(who));
 			log_info("%s; VF %s belongs to %s: leaving it alone", why, c->bdf, who);
 			goto forget;
 		}
@@ -428,7 +428,7 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 	return sriov_release_locked(&rec, netns, c->dirfd, &c->claim, &c->paths, err);
 forget:
 	forget_record(c->dirfd, &rec);
-	if (locked && vf_claim_clear(&c->claim, &c->me) == 0)
+	if (locked && claim_clear(&c->claim, &c->me) == 0)
 		log_debug("VF %s: in-use marker cleared", c->bdf);
 	return 0;
 }
@@ -443,7 +443,7 @@ static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
 		return sriov_release_locked(rec, c->req->env.netns, c->dirfd, &c->claim, &c->paths,
 					    err);
 	if (rec_ret == -ENOENT) {
-		if (c->claim.lock_fd < 0 || !vf_claim_held_by(&c->claim, &c->me)) {
+		if (c->claim.lock_fd < 0 || !claim_held_by(&c->claim, &c->me)) {
 			log_debug("no record of %s:%s: nothing to undo", c->req->env.container_id,
 				  c->req->env.ifname);
 			return 0;
@@ -510,7 +510,7 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 		rec_ret = read_record(&c, &rec);
 		if (rec_ret == 0 && strcmp(rec.bdf, c.claim.bdf)) {
 			/* Recorded for another VF since: that VF's lock. */
-			vf_claim_release(&c.claim);
+			claim_release(&c.claim);
 			memcpy(c.bdf, rec.bdf, sizeof(c.bdf));
 			if (lock_vf(&c) == -ETIMEDOUT) {
 				cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: another ADD or DEL "
@@ -524,7 +524,7 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	release(&c, &rec, rec_ret, err);
 out:
 	del_timing = NULL;
-	vf_claim_release(&c.claim);
+	claim_release(&c.claim);
 	if (c.pci_fd >= 0)
 		close(c.pci_fd);
 	if (c.dirfd >= 0)

@@ -18,7 +18,7 @@ static void log_requests(void)
 	unsigned host, pod;
 
 	link_requests(&host, &pod);
-	log_debug("netlink requests: host %u, pod %u, PF %u", host, pod, vf_pf_requests());
+	log_debug("netlink requests: host %u, pod %u, PF %u", host, pod, pf_requests());
 }
 
 static int setup_log(struct cni_request *req, struct cni_error *err)

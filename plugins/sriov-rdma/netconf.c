@@ -208,7 +208,7 @@ static int parse_vlan(const struct cni_request *req, struct sriov_conf *conf,
 			   "vlanProto: \"802.1ad\" needs a vlan: set vlan to 1..4094, or drop vlanProto");
 		return -EINVAL;
 	}
-	conf->vf.mask |= VF_CFG_VLAN;
+	conf->vf.mask |= PF_VF_VLAN;
 	conf->vf.vlan = (int)vlan;
 	conf->vf.qos = (int)qos;
 	conf->vf.vlan_proto = proto == 1 ? ETH_P_8021AD : ETH_P_8021Q;
@@ -262,7 +262,7 @@ static int parse_mac(const struct cni_request *req, struct sriov_conf *conf,
 		return -EINVAL;
 	conf->has_mac = true;
 	/* As sriov-cni: the PF's admin MAC follows, so the VF keeps it across resets. */
-	conf->vf.mask |= VF_CFG_MAC;
+	conf->vf.mask |= PF_VF_MAC;
 	memcpy(conf->vf.mac, conf->mac, 6);
 	return 0;
 }
@@ -284,15 +284,15 @@ static int parse_vf_props(const struct cni_request *req, struct sriov_conf *conf
 	    conf_int(req->conf, "", "max_tx_rate", 0, UINT32_MAX, &max, &has_max, err))
 		return -EINVAL;
 	if (spoofchk >= 0) {
-		conf->vf.mask |= VF_CFG_SPOOFCHK;
+		conf->vf.mask |= PF_VF_SPOOFCHK;
 		conf->vf.spoofchk = spoofchk;
 	}
 	if (trust >= 0) {
-		conf->vf.mask |= VF_CFG_TRUST;
+		conf->vf.mask |= PF_VF_TRUST;
 		conf->vf.trust = trust;
 	}
 	if (state >= 0) {
-		conf->vf.mask |= VF_CFG_LINK_STATE;
+		conf->vf.mask |= PF_VF_LINK_STATE;
 		conf->vf.link_state = states[state];
 	}
 	if (has_min && has_max && max && min > max) {
@@ -302,7 +302,7 @@ static int parse_vf_props(const struct cni_request *req, struct sriov_conf *conf
 		return -EINVAL;
 	}
 	if (has_min || has_max) {
-		conf->vf.mask |= VF_CFG_RATE;
+		conf->vf.mask |= PF_VF_RATE;
 		conf->vf.min_tx_rate = (unsigned)min;
 		conf->vf.max_tx_rate = (unsigned)max;
 	}

@@ -38,24 +38,24 @@ static int add_mac(cJSON *obj, const char *key, const uint8_t mac[6])
 	return cJSON_AddStringToObject(obj, key, s) ? 0 : -ENOMEM;
 }
 
-static cJSON *vfcfg_to_json(const struct vf_config *c)
+static cJSON *vfcfg_to_json(const struct pf_vf_config *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	bool ok = o != NULL;
 
-	if (ok && (c->mask & VF_CFG_MAC))
+	if (ok && (c->mask & PF_VF_MAC))
 		ok = add_mac(o, "mac", c->mac) == 0;
-	if (ok && (c->mask & VF_CFG_VLAN))
+	if (ok && (c->mask & PF_VF_VLAN))
 		ok = cJSON_AddNumberToObject(o, "vlan", c->vlan) &&
 		     cJSON_AddNumberToObject(o, "vlanQoS", c->qos) &&
 		     cJSON_AddNumberToObject(o, "vlanProto", c->vlan_proto);
-	if (ok && (c->mask & VF_CFG_SPOOFCHK))
+	if (ok && (c->mask & PF_VF_SPOOFCHK))
 		ok = cJSON_AddBoolToObject(o, "spoofchk", c->spoofchk) != NULL;
-	if (ok && (c->mask & VF_CFG_TRUST))
+	if (ok && (c->mask & PF_VF_TRUST))
 		ok = cJSON_AddBoolToObject(o, "trust", c->trust) != NULL;
-	if (ok && (c->mask & VF_CFG_LINK_STATE))
+	if (ok && (c->mask & PF_VF_LINK_STATE))
 		ok = cJSON_AddNumberToObject(o, "linkState", c->link_state) != NULL;
-	if (ok && (c->mask & VF_CFG_RATE))
+	if (ok && (c->mask & PF_VF_RATE))
 		ok = cJSON_AddNumberToObject(o, "minTxRate", c->min_tx_rate) &&
 		     cJSON_AddNumberToObject(o, "maxTxRate", c->max_tx_rate);
 	if (!ok) {
@@ -124,8 +124,8 @@ static int get_mac(const cJSON *o, const char *key, uint8_t mac[6])
 	return 0;
 }
 
-/* A field the record has must hold a value vf_pf_set accepts: DEL sends it to the PF. */
-static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
+/* A field the record has must hold a value pf_set accepts: DEL sends it to the PF. */
+static int vfcfg_from_json(const cJSON *o, struct pf_vf_config *c)
 {
 	long long vlan, qos, proto, state, min, max;
 
@@ -135,7 +135,7 @@ static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
 	if (get(o, "mac")) {
 		if (get_mac(o, "mac", c->mac))
 			return -EBADMSG;
-		c->mask |= VF_CFG_MAC;
+		c->mask |= PF_VF_MAC;
 	}
 	if (get(o, "vlan") || get(o, "vlanQoS") || get(o, "vlanProto")) {
 		if (!int_ok(o, "vlan", 0, 4094, true, 0, &vlan) ||
@@ -147,26 +147,26 @@ static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
 		c->vlan = (int)vlan;
 		c->qos = (int)qos;
 		c->vlan_proto = (uint16_t)proto;
-		c->mask |= VF_CFG_VLAN;
+		c->mask |= PF_VF_VLAN;
 	}
 	if (get(o, "spoofchk")) {
 		if (!cJSON_IsBool(get(o, "spoofchk")))
 			return -EBADMSG;
 		c->spoofchk = cJSON_IsTrue(get(o, "spoofchk"));
-		c->mask |= VF_CFG_SPOOFCHK;
+		c->mask |= PF_VF_SPOOFCHK;
 	}
 	if (get(o, "trust")) {
 		if (!cJSON_IsBool(get(o, "trust")))
 			return -EBADMSG;
 		c->trust = cJSON_IsTrue(get(o, "trust"));
-		c->mask |= VF_CFG_TRUST;
+		c->mask |= PF_VF_TRUST;
 	}
 	if (get(o, "linkState")) {
 		if (!int_ok(o, "linkState", IFLA_VF_LINK_STATE_AUTO, IFLA_VF_LINK_STATE_DISABLE,
 			    true, 0, &state))
 			return -EBADMSG;
 		c->link_state = (int)state;
-		c->mask |= VF_CFG_LINK_STATE;
+		c->mask |= PF_VF_LINK_STATE;
 	}
 	if (get(o, "minTxRate") || get(o, "maxTxRate")) {
 		if (!int_ok(o, "minTxRate", 0, UINT32_MAX, true, 0, &min) ||
@@ -174,7 +174,7 @@ static int vfcfg_from_json(const cJSON *o, struct vf_config *c)
 			return -EBADMSG;
 		c->min_tx_rate = (unsigned)min;
 		c->max_tx_rate = (unsigned)max;
-		c->mask |= VF_CFG_RATE;
+		c->mask |= PF_VF_RATE;
 	}
 	return 0;
 }

@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <cjson/cJSON.h>
+#include "claim.h"
 #include "cni.h"
 #include "delegate.h"
 #include "link.h"
+#include "pf.h"
 #include "rdma.h"
 #include "vf.h"
 
@@ -58,7 +60,7 @@ struct sriov_paths {
 
 struct sriov_conf {
 	char bdf[VF_BDF_LEN];
-	struct vf_config vf;		/* only the fields the config asks for */
+	struct pf_vf_config vf;		/* only the fields the config asks for */
 	bool has_mac;			/* effective MAC for the pod netdev */
 	uint8_t mac[6];
 	int mtu;			/* 0: keep the VF's */
@@ -114,8 +116,8 @@ struct sriov_record {
 	bool host_up;
 	uint8_t pod_mac[6];
 	int pod_mtu;
-	struct vf_config vf_applied;	/* what was set on the PF */
-	struct vf_config vf_orig;	/* the same fields before */
+	struct pf_vf_config vf_applied;	/* what was set on the PF */
+	struct pf_vf_config vf_orig;	/* the same fields before */
 	char rdma_dev[RDMA_NAME_MAX];	/* the RDMA device's host name, "" when none was handled */
 	uint32_t rdma_index;		/* stable across moves and renames */
 	char rdma_pod_name[RDMA_NAME_MAX];	/* the name the pod sees */
@@ -249,7 +251,7 @@ int sriov_rdma_status(enum sriov_rdma_mode mode, struct cni_error *err);
 
 /* del.c */
 /* The attachment a record describes, as the in-use marker names it. */
-void sriov_owner_of(const struct sriov_record *rec, struct vf_owner *owner);
+void sriov_owner_of(const struct sriov_record *rec, struct claim_owner *owner);
 /*
  * Undo one recorded attachment (DEL, GC, and ADD taking over a stale
  * claim), with the VF's lock held in *claim; pod_netns may be NULL.
@@ -259,7 +261,7 @@ void sriov_owner_of(const struct sriov_record *rec, struct vf_owner *owner);
  * owner, and it is left alone.
  */
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-			 struct vf_claim *claim, const struct sriov_paths *paths,
+			 struct claim *claim, const struct sriov_paths *paths,
 			 struct cni_error *err);
 /*
  * A record for an attachment whose own cannot be read: the VF as sysfs
@@ -268,7 +270,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
  * MTU stay as they are), its PF-side settings back to the driver's
  * defaults, the RDMA device the marker names.
  */
-void sriov_record_fallback(const struct vf_dev *vf, const struct vf_owner *owner,
+void sriov_record_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
 			   const char *container_id, const char *ifname, const char *netns,
 			   struct sriov_record *rec);
 /* GC: lock the VF of record `name`, read it again under the lock, undo it. */

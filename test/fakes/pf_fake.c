@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The recording fake PF, for tests on machines without SR-IOV: a
- * vf_pf_backend that decodes each request with the parser that decodes the
- * kernel's replies (vf_info_parse), and answers with netlink messages built
+ * pf_backend that decodes each request with the parser that decodes the
+ * kernel's replies (pf_vf_info_parse), and answers with netlink messages built
  * like the kernel's, so the same code runs against both. Its files, in the
  * directory SRIOV_RDMA_PF_FAKE_DIR names:
  *
@@ -54,7 +54,9 @@
 #include <libmnl/libmnl.h>
 #include "fakes.h"
 #include "lock.h"
+#include "nlio.h"
 #include "state.h"
+#include "pf.h"
 #include "vf.h"
 
 static const char *fake_dir;
@@ -91,7 +93,7 @@ static const struct nlattr *find_attr(const struct nlmsghdr *nlh, uint16_t type)
 
 struct fake_vf {
 	int vf;
-	struct vf_config cfg;
+	struct pf_vf_config cfg;
 };
 
 struct fake_state {
@@ -281,7 +283,7 @@ static int fake_parse_line(char *line, struct fake_vf *v)
 		"vf", "mac", "vlan", "qos", "proto", "spoofchk", "trust", "link_state",
 		"min_tx_rate", "max_tx_rate",
 	};
-	struct vf_config *c = &v->cfg;
+	struct pf_vf_config *c = &v->cfg;
 	unsigned seen = 0;
 	char *tok, *save, *val;
 	long x;
@@ -383,7 +385,7 @@ err:
 static int fake_save(struct fake_pf *pf, const struct fake_state *st)
 {
 	char name[IFNAMSIZ + 8], mac[18], *text = NULL;
-	const struct vf_config *c;
+	const struct pf_vf_config *c;
 	size_t len = 0;
 	FILE *f;
 	int i, ret;
@@ -423,7 +425,7 @@ static bool fake_pf_present(struct fake_pf *pf)
 /* The kernel's layout of one VF in RTM_NEWLINK (rtnl_fill_vfinfo). */
 static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
 {
-	const struct vf_config *c = &v->cfg;
+	const struct pf_vf_config *c = &v->cfg;
 	uint32_t idx = (uint32_t)v->vf;
 	struct ifla_vf_mac m = { .vf = idx };
 	struct ifla_vf_vlan vl = { idx, (uint32_t)c->vlan, (uint32_t)c->qos };
@@ -505,42 +507,42 @@ out:
 	return ret;
 }
 
-static void fake_apply(struct vf_config *dst, unsigned field, const struct vf_config *src)
+static void fake_apply(struct pf_vf_config *dst, unsigned field, const struct pf_vf_config *src)
 {
 	switch (field) {
-	case VF_CFG_MAC:
+	case PF_VF_MAC:
 		memcpy(dst->mac, src->mac, 6);
 		break;
-	case VF_CFG_VLAN:
+	case PF_VF_VLAN:
 		dst->vlan = src->vlan;
 		dst->qos = src->qos;
 		dst->vlan_proto = src->vlan_proto;
 		break;
-	case VF_CFG_RATE:
+	case PF_VF_RATE:
 		dst->min_tx_rate = src->min_tx_rate;
 		dst->max_tx_rate = src->max_tx_rate;
 		break;
-	case VF_CFG_SPOOFCHK:
+	case PF_VF_SPOOFCHK:
 		dst->spoofchk = src->spoofchk;
 		break;
-	case VF_CFG_TRUST:
+	case PF_VF_TRUST:
 		dst->trust = src->trust;
 		break;
-	case VF_CFG_LINK_STATE:
+	case PF_VF_LINK_STATE:
 		dst->link_state = src->link_state;
 		break;
 	}
 }
 
 /*
- * An RTM_SETLINK carrying exactly one field of one VF, as vf_pf_set sends
+ * An RTM_SETLINK carrying exactly one field of one VF, as pf_set sends
  * them. *nlerr gets the errno the kernel would answer with (0: success);
  * the return value reports trouble with the fake's own files.
  */
 static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nlerr)
 {
 	const struct nlattr *list = find_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
-	struct vf_config c;
+	struct pf_vf_config c;
 	struct fake_state st;
 	char line[256], mac[18], lockname[IFNAMSIZ + 8];
 	const char *op;
@@ -554,33 +556,33 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 			info = a;
 		n++;
 	}
-	if (n != 1 || !info || vf_info_parse(info, &vf, &c) < 0 || __builtin_popcount(c.mask) != 1)
+	if (n != 1 || !info || pf_vf_info_parse(info, &vf, &c) < 0 || __builtin_popcount(c.mask) != 1)
 		return 0;
 	op = field_op(c.mask);
 	n = snprintf(line, sizeof(line), "setlink pf=%s vf=%d ", pf->name, vf);
 	switch (c.mask) {
-	case VF_CFG_MAC:
+	case PF_VF_MAC:
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
 			 c.mac[0], c.mac[1], c.mac[2], c.mac[3], c.mac[4], c.mac[5]);
 		snprintf(line + n, sizeof(line) - (size_t)n, "mac=%s", mac);
 		break;
-	case VF_CFG_VLAN:
+	case PF_VF_VLAN:
 		if (c.vlan_proto != ETH_P_8021Q && c.vlan_proto != ETH_P_8021AD)
 			return 0;
 		snprintf(line + n, sizeof(line) - (size_t)n, "vlan=%d qos=%d proto=%s",
 			 c.vlan, c.qos, proto_name(c.vlan_proto));
 		break;
-	case VF_CFG_RATE:
+	case PF_VF_RATE:
 		snprintf(line + n, sizeof(line) - (size_t)n, "rate min=%u max=%u",
 			 c.min_tx_rate, c.max_tx_rate);
 		break;
-	case VF_CFG_SPOOFCHK:
+	case PF_VF_SPOOFCHK:
 		snprintf(line + n, sizeof(line) - (size_t)n, "spoofchk=%s", c.spoofchk ? "on" : "off");
 		break;
-	case VF_CFG_TRUST:
+	case PF_VF_TRUST:
 		snprintf(line + n, sizeof(line) - (size_t)n, "trust=%s", c.trust ? "on" : "off");
 		break;
-	case VF_CFG_LINK_STATE:
+	case PF_VF_LINK_STATE:
 		if (c.link_state < 0 || c.link_state > IFLA_VF_LINK_STATE_DISABLE)
 			return 0;
 		snprintf(line + n, sizeof(line) - (size_t)n, "link_state=%s",
@@ -677,8 +679,8 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	}
 	put_ack(buf + len, req, pf->portid, nlerr);
 	len += ((struct nlmsghdr *)(buf + len))->nlmsg_len;
-	ret = mnl_cb_run(buf, len, req->nlmsg_seq, pf->portid, cb, data);
-	ret = ret < 0 ? -errno : 0;
+	ret = nlio_run(buf, len, req->nlmsg_seq, pf->portid, cb, data);
+	ret = ret > 0 ? -EAGAIN : ret;
 out:
 	free(buf);
 	return ret;
@@ -715,7 +717,7 @@ static int fake_open(const char *pf_netdev, void **priv)
 	return 0;
 }
 
-static const struct vf_pf_backend fake_backend = {
+static const struct pf_backend fake_backend = {
 	.open = fake_open,
 	.xfer = fake_xfer,
 	.close = fake_close,
@@ -724,7 +726,7 @@ static const struct vf_pf_backend fake_backend = {
 void pf_fake_use(const char *dir)
 {
 	fake_dir = dir;
-	vf_pf_set_backend(dir ? &fake_backend : NULL);
+	pf_set_backend(dir ? &fake_backend : NULL);
 }
 
 __attribute__((constructor)) static void pf_fake_from_env(void)

@@ -29,6 +29,7 @@
 #include <rdma/rdma_netlink.h>
 #include "fakes.h"
 #include "lock.h"
+#include "nlio.h"
 #include "rdma.h"
 
 #define FAKE_MAX_DEVS 256
@@ -41,7 +42,7 @@ static const char *fake_dir;
 struct fake_sock {
 	int dirfd;
 	unsigned long netns_ino;	/* the namespace the socket was opened in */
-	size_t len, off;		/* replies waiting in buf */
+	size_t len;			/* replies waiting in buf */
 	char buf[FAKE_RX_BUF];
 };
 
@@ -326,7 +327,7 @@ static int req_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-/* Answer one request: the replies go to s->buf, for fake_recv. */
+/* Answer one request: the replies go to s->buf, for fake_xfer to decode. */
 static int fake_handle(struct fake_sock *s, const struct nlmsghdr *req, struct fake *fk)
 {
 	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = { 0 };
@@ -394,17 +395,15 @@ static int fake_handle(struct fake_sock *s, const struct nlmsghdr *req, struct f
 	else
 		fake_put_status(buf, &off, seq, NLMSG_ERROR, ret);
 	s->len = off;
-	s->off = 0;
 	return 0;
 }
 
-static int fake_send(void *priv, const struct nlmsghdr *req)
+static int fake_answer(struct fake_sock *s, const struct nlmsghdr *req)
 {
-	struct fake_sock *s = priv;
 	struct fake *fk;
 	int lock, ret;
 
-	s->len = s->off = 0;
+	s->len = 0;
 	fk = malloc(sizeof(*fk));
 	if (!fk)
 		return -ENOMEM;
@@ -422,18 +421,16 @@ static int fake_send(void *priv, const struct nlmsghdr *req)
 }
 
 /* All the replies at once, as one datagram of the kernel's could hold them. */
-static ssize_t fake_recv(void *priv, void *buf, size_t len)
+static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
 	struct fake_sock *s = priv;
-	size_t n = s->len - s->off;
+	int ret;
 
-	if (n == 0)
-		return -EAGAIN;
-	if (n > len)
-		return -ENOBUFS;
-	memcpy(buf, s->buf + s->off, n);
-	s->off += n;
-	return (ssize_t)n;
+	ret = fake_answer(s, req);
+	if (ret < 0)
+		return ret;
+	ret = nlio_run(s->buf, s->len, req->nlmsg_seq, 0, cb, data);
+	return ret > 0 ? -EAGAIN : ret;
 }
 
 static int fake_open(void **priv)
@@ -471,8 +468,7 @@ static void fake_close(void *priv)
 
 static const struct rdma_backend fake_backend = {
 	.open = fake_open,
-	.send = fake_send,
-	.recv = fake_recv,
+	.xfer = fake_xfer,
 	.close = fake_close,
 };
 

@@ -22,17 +22,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_vf_config(const struct vf_config *c)
+static void check_vf_config(const struct pf_vf_config *c)
 {
-	if ((c->mask & VF_CFG_VLAN) &&
+	if ((c->mask & PF_VF_VLAN) &&
 	    (c->vlan < 0 || c->vlan > 4094 || c->qos < 0 || c->qos > 7 ||
 	     (c->vlan_proto != ETH_P_8021Q && c->vlan_proto != ETH_P_8021AD) ||
 	     (!c->vlan && (c->qos || c->vlan_proto != ETH_P_8021Q))))
 		abort();
-	if ((c->mask & VF_CFG_LINK_STATE) &&
+	if ((c->mask & PF_VF_LINK_STATE) &&
 	    (c->link_state < IFLA_VF_LINK_STATE_AUTO || c->link_state > IFLA_VF_LINK_STATE_DISABLE))
 		abort();
-	if ((c->mask & VF_CFG_RATE) && c->max_tx_rate && c->min_tx_rate > c->max_tx_rate)
+	if ((c->mask & PF_VF_RATE) && c->max_tx_rate && c->min_tx_rate > c->max_tx_rate)
 		abort();
 }
 

@@ -28,6 +28,7 @@
 #include "link.h"
 #include "netns.h"
 #include "sysctl.h"
+#include "pf.h"
 #include "vf.h"
 
 static const uint8_t mac_a[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
@@ -494,24 +495,24 @@ static void test_announce(void)
 /* The VF module's kernel transport: real RTM_GETLINK/SETLINK, real ACKs and errors. */
 static void test_vf_kernel_transport(void)
 {
-	struct vf_config c = { .mask = VF_CFG_TRUST, .trust = true };
-	struct vf_pf *pf;
+	struct pf_vf_config c = { .mask = PF_VF_TRUST, .trust = true };
+	struct pf *pf;
 
 	CHECK_INT(veth("pf0", "pf1"), 0);
-	CHECK_INT(vf_pf_open("pf0", &pf), 0);
+	CHECK_INT(pf_open("pf0", &pf), 0);
 	/* A veth has no VFs: the reply parses, VF 0 is not in it. */
-	CHECK_INT(vf_pf_get(pf, 0, &c), -ENOENT);
-	c.mask = VF_CFG_TRUST;
+	CHECK_INT(pf_get(pf, 0, &c), -ENOENT);
+	c.mask = PF_VF_TRUST;
 	/* veth has no ndo_set_vf_trust: the kernel's error comes back through the ACK. */
-	CHECK_INT(vf_pf_set(pf, 0, &c), -EOPNOTSUPP);
-	vf_pf_close(pf);
+	CHECK_INT(pf_set(pf, 0, &c), -EOPNOTSUPP);
+	pf_close(pf);
 	/* A PF that is gone says so, at open or later: DEL tells it from a PF that fails. */
-	CHECK_INT(vf_pf_open("nopf0", &pf), -ENODEV);
-	CHECK_INT(vf_pf_open("pf0", &pf), 0);
+	CHECK_INT(pf_open("nopf0", &pf), -ENODEV);
+	CHECK_INT(pf_open("pf0", &pf), 0);
 	sh("ip link del pf0");
-	CHECK_INT(vf_pf_get(pf, 0, &c), -ENODEV);
-	CHECK_INT(vf_pf_set(pf, 0, &c), -ENODEV);
-	vf_pf_close(pf);
+	CHECK_INT(pf_get(pf, 0, &c), -ENODEV);
+	CHECK_INT(pf_set(pf, 0, &c), -ENODEV);
+	pf_close(pf);
 }
 
 int main(void)

@@ -441,9 +441,16 @@ static void test_dual_stack_rolls_back(void)
 	CHECK(!exists("a-10.1.0.1"));
 }
 
+/* The runtime's valid attachments in these tests: c1 and c3 on eth0. */
+static bool owned_c1_c3(const char *container_id, const char *ifname, void *arg)
+{
+	(void)arg;
+	return (!strcmp(container_id, "c1") || !strcmp(container_id, "c3")) &&
+	       !strcmp(ifname, "eth0");
+}
+
 static void test_gc(void)
 {
-	struct cni_attachment valid[] = { { "c1", "eth0" }, { "c3", "eth0" } };
 	char path[512];
 	struct pool_diag d;
 	struct pool p;
@@ -455,7 +462,7 @@ static void test_gc(void)
 	add1("c3");
 	write_file("a-10.1.0.6", "partial");
 	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
-	CHECK_INT(pool_gc(&p, valid, 2, &released, &d), 0);
+	CHECK_INT(pool_gc(&p, owned_c1_c3, NULL, &released, &d), 0);
 	pool_close(&p);
 	CHECK_INT(released, 1);
 	CHECK(exists("c-c1:eth0.0"));
@@ -466,7 +473,7 @@ static void test_gc(void)
 	CHECK(exists("a-10.1.0.6"));
 	CHECK_INT(unlink(strcat(strcpy(path, store), "/c-c1:eth0.0")), 0);
 	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
-	CHECK_INT(pool_gc(&p, valid, 2, &released, &d), 0);
+	CHECK_INT(pool_gc(&p, owned_c1_c3, NULL, &released, &d), 0);
 	pool_close(&p);
 	CHECK_INT(released, 0);
 	CHECK(exists("c-c1:eth0.0"));

@@ -41,8 +41,8 @@ static void full_record(struct sriov_record *r)
 	r->host_up = true;
 	memcpy(r->pod_mac, pod_mac, 6);
 	r->pod_mtu = 9000;
-	r->vf_applied.mask = VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
-			     VF_CFG_LINK_STATE | VF_CFG_RATE;
+	r->vf_applied.mask = PF_VF_MAC | PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST |
+			     PF_VF_LINK_STATE | PF_VF_RATE;
 	memcpy(r->vf_applied.mac, pod_mac, 6);
 	r->vf_applied.vlan = 100;
 	r->vf_applied.qos = 2;
@@ -52,7 +52,7 @@ static void full_record(struct sriov_record *r)
 	r->vf_applied.link_state = IFLA_VF_LINK_STATE_ENABLE;
 	r->vf_applied.min_tx_rate = 10;
 	r->vf_applied.max_tx_rate = 100;
-	r->vf_orig.mask = VF_CFG_MAC | VF_CFG_TRUST;
+	r->vf_orig.mask = PF_VF_MAC | PF_VF_TRUST;
 	r->vf_orig.trust = true;
 	snprintf(r->rdma_dev, sizeof(r->rdma_dev), "mlx5_2");
 	r->rdma_index = 4294967295u;
@@ -66,7 +66,7 @@ static void full_record(struct sriov_record *r)
 	snprintf(r->addrs[1], sizeof(r->addrs[1]), "fd00::a/64");
 }
 
-static bool vf_config_eq(const struct vf_config *a, const struct vf_config *b)
+static bool vf_config_eq(const struct pf_vf_config *a, const struct pf_vf_config *b)
 {
 	return a->mask == b->mask && !memcmp(a->mac, b->mac, 6) && a->vlan == b->vlan &&
 	       a->qos == b->qos && a->vlan_proto == b->vlan_proto && a->spoofchk == b->spoofchk &&

@@ -16,13 +16,15 @@
 #include <linux/if_link.h>
 #include "check.h"
 #include "fakes.h"
+#include "claim.h"
+#include "pf.h"
 #include "vf.h"
 
-/* vf_pf_open on the recording fake in dir (NULL: the kernel). */
-static int pf_open(const char *name, const char *dir, struct vf_pf **pf)
+/* pf_open on the recording fake in dir (NULL: the kernel). */
+static int fake_pf_open(const char *name, const char *dir, struct pf **pf)
 {
 	pf_fake_use(dir);
-	return vf_pf_open(name, pf);
+	return pf_open(name, pf);
 }
 
 #define PF_BDF	"0000:3b:00.0"
@@ -221,14 +223,14 @@ static void test_lookup_sparse_virtfn(void)
 static void test_pf_defaults(void)
 {
 	static const uint8_t zero[6];
-	struct vf_config c;
-	struct vf_pf *pf;
+	struct pf_vf_config c;
+	struct pf *pf;
 
 	fake_reset();
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
-	CHECK_INT(vf_pf_get(pf, 3, &c), 0);
-	CHECK_INT(c.mask, VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
-		  VF_CFG_LINK_STATE | VF_CFG_RATE);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_get(pf, 3, &c), 0);
+	CHECK_INT(c.mask, PF_VF_MAC | PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST |
+		  PF_VF_LINK_STATE | PF_VF_RATE);
 	CHECK(!memcmp(c.mac, zero, 6));
 	CHECK_INT(c.vlan, 0);
 	CHECK_INT(c.vlan_proto, ETH_P_8021Q);
@@ -236,8 +238,8 @@ static void test_pf_defaults(void)
 	CHECK(!c.trust);
 	CHECK_INT(c.link_state, IFLA_VF_LINK_STATE_AUTO);
 	CHECK_INT(c.max_tx_rate, 0);
-	CHECK_INT(vf_pf_get(pf, 7, &c), -ENOENT);
-	vf_pf_close(pf);
+	CHECK_INT(pf_get(pf, 7, &c), -ENOENT);
+	pf_close(pf);
 	CHECK_STR(slurp(calls), "getlink pf=" PF " ext=vf,skip_stats\ngetlink pf=" PF " ext=vf,skip_stats\n");
 }
 
@@ -245,28 +247,28 @@ static void test_pf_defaults(void)
 static void test_pf_cut_short_and_sysfs(void)
 {
 	char path[800], dir[700];
-	struct vf_config c;
-	struct vf_pf *pf;
+	struct pf_vf_config c;
+	struct pf *pf;
 
 	fake_reset();
 	snprintf(path, sizeof(path), "%s/" PF ".vfinfo_max", fakedir);
 	CHECK_INT(put_file(path, "2\n"), 0);
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
-	CHECK_INT(vf_pf_get(pf, 1, &c), 0);
-	CHECK_INT(vf_pf_get(pf, 3, &c), -EOVERFLOW);
-	CHECK_INT(vf_pf_get(pf, 77, &c), -ENOENT);
-	vf_pf_close(pf);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_get(pf, 1, &c), 0);
+	CHECK_INT(pf_get(pf, 3, &c), -EOVERFLOW);
+	CHECK_INT(pf_get(pf, 77, &c), -ENOENT);
+	pf_close(pf);
 	unlink(path);
 
 	snprintf(dir, sizeof(dir), "%s/bus/pci/devices/" PF_BDF "/sriov/3", sys);
-	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -ENOENT);
+	CHECK_INT(pf_sysfs_config(sys, PF_BDF, 3, &c), -ENOENT);
 	CHECK_INT(sh("mkdir -p '%s'", dir), 0);
 	snprintf(path, sizeof(path), "%s/config", dir);
 	CHECK_INT(put_file(path, "VF         : 3\nMAC        : 02:aa:bb:cc:dd:03\nVLAN       : 42\n"
 			   "QoS        : 3\nVLAN Proto : 802.1ad\nSpoofCheck : OFF\nTrust      : ON\n"
 			   "LinkState  : Down\nMinTxRate  : 10\nMaxTxRate  : 200\nRateGroup  : 0\n"), 0);
-	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), 0);
-	CHECK_INT(c.mask, VF_CFG_ALL);
+	CHECK_INT(pf_sysfs_config(sys, PF_BDF, 3, &c), 0);
+	CHECK_INT(c.mask, PF_VF_ALL);
 	CHECK(!memcmp(c.mac, "\x02\xaa\xbb\xcc\xdd\x03", 6));
 	CHECK_INT(c.vlan, 42);
 	CHECK_INT(c.qos, 3);
@@ -277,29 +279,29 @@ static void test_pf_cut_short_and_sysfs(void)
 	CHECK_INT(c.min_tx_rate, 10);
 	CHECK_INT(c.max_tx_rate, 200);
 	CHECK_INT(put_file(path, "MAC        : 02:aa:bb:cc:dd:03\nSpoofCheck : maybe\n"), 0);
-	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);
+	CHECK_INT(pf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);
 	CHECK_INT(put_file(path, "VLAN       : 42\n"), 0);
-	CHECK_INT(vf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);	/* no MAC: not that file */
+	CHECK_INT(pf_sysfs_config(sys, PF_BDF, 3, &c), -EBADMSG);	/* no MAC: not that file */
 	CHECK_INT(sh("rm -r '%s'", dir), 0);
 }
 
 static void test_pf_set_roundtrip(void)
 {
 	static const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
-	struct vf_config in = {
-		.mask = VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
-			VF_CFG_LINK_STATE | VF_CFG_RATE,
+	struct pf_vf_config in = {
+		.mask = PF_VF_MAC | PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST |
+			PF_VF_LINK_STATE | PF_VF_RATE,
 		.vlan = 100, .qos = 2, .vlan_proto = ETH_P_8021Q,
 		.spoofchk = false, .trust = true, .link_state = IFLA_VF_LINK_STATE_ENABLE,
 		.min_tx_rate = 10, .max_tx_rate = 100,
 	}, out, other;
-	struct vf_pf *pf;
+	struct pf *pf;
 
 	memcpy(in.mac, mac, 6);
 	fake_reset();
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
-	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
-	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_set(pf, 3, &in), 0);
+	CHECK_INT(pf_get(pf, 3, &out), 0);
 	CHECK(!memcmp(out.mac, mac, 6));
 	CHECK_INT(out.vlan, 100);
 	CHECK_INT(out.qos, 2);
@@ -310,20 +312,20 @@ static void test_pf_set_roundtrip(void)
 	CHECK_INT(out.min_tx_rate, 10);
 	CHECK_INT(out.max_tx_rate, 100);
 	/* VF 0 untouched. */
-	CHECK_INT(vf_pf_get(pf, 0, &other), 0);
+	CHECK_INT(pf_get(pf, 0, &other), 0);
 	CHECK_INT(other.vlan, 0);
 	CHECK(other.spoofchk);
 
 	/* 802.1ad travels in IFLA_VF_VLAN_LIST and comes back with its protocol. */
-	in.mask = VF_CFG_VLAN;
+	in.mask = PF_VF_VLAN;
 	in.vlan = 200;
 	in.qos = 0;
 	in.vlan_proto = ETH_P_8021AD;
-	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
-	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK_INT(pf_set(pf, 3, &in), 0);
+	CHECK_INT(pf_get(pf, 3, &out), 0);
 	CHECK_INT(out.vlan, 200);
 	CHECK_INT(out.vlan_proto, ETH_P_8021AD);
-	vf_pf_close(pf);
+	pf_close(pf);
 
 	CHECK_STR(slurp(calls),
 		  "setlink pf=" PF " vf=3 vlan=100 qos=2 proto=802.1Q\n"
@@ -340,59 +342,59 @@ static void test_pf_set_roundtrip(void)
 
 static void test_pf_set_nothing(void)
 {
-	struct vf_config in = { .mask = 0, .vlan = 5000, .vlan_proto = 1 };
-	struct vf_pf *pf;
+	struct pf_vf_config in = { .mask = 0, .vlan = 5000, .vlan_proto = 1 };
+	struct pf *pf;
 
 	fake_reset();
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
-	CHECK_INT(vf_pf_set(pf, 3, &in), 0);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(pf_set(pf, 3, &in), 0);
 	/* Out-of-range values are refused before anything is sent. */
-	in.mask = VF_CFG_MAC | VF_CFG_VLAN;
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	in.mask = PF_VF_MAC | PF_VF_VLAN;
+	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
 	in.vlan = 0;
 	in.qos = 3;
 	in.vlan_proto = ETH_P_8021Q;
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
-	in.mask = VF_CFG_LINK_STATE;
+	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
+	in.mask = PF_VF_LINK_STATE;
 	in.link_state = 3;
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
-	in.mask = VF_CFG_RATE;
+	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
+	in.mask = PF_VF_RATE;
 	in.min_tx_rate = 50;
 	in.max_tx_rate = 10;
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
-	vf_pf_close(pf);
+	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
+	pf_close(pf);
 	CHECK(access(calls, F_OK) != 0);
 }
 
 static void test_pf_failures(void)
 {
-	struct vf_config in = {
-		.mask = VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST | VF_CFG_LINK_STATE,
+	struct pf_vf_config in = {
+		.mask = PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST | PF_VF_LINK_STATE,
 		.vlan = 7, .vlan_proto = ETH_P_8021Q, .spoofchk = false, .trust = true,
 	}, out;
-	struct vf_pf *pf;
+	struct pf *pf;
 
 	fake_reset();
 	CHECK_INT(put_file(failfile, "fail trust EPERM\n"), 0);
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
 	/* Stops at the failing field: link state is never sent. */
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EPERM);
-	CHECK_INT(vf_pf_get(pf, 3, &out), 0);
+	CHECK_INT(pf_set(pf, 3, &in), -EPERM);
+	CHECK_INT(pf_get(pf, 3, &out), 0);
 	CHECK_INT(out.vlan, 7);
 	CHECK(!out.spoofchk);
 	CHECK(!out.trust);
 
 	CHECK_INT(put_file(failfile, "fail getlink\n"), 0);
-	CHECK_INT(vf_pf_get(pf, 3, &out), -EOPNOTSUPP);
+	CHECK_INT(pf_get(pf, 3, &out), -EOPNOTSUPP);
 	CHECK_INT(put_file(failfile, "fail mac ENOSUCHERRNO\n"), 0);
-	in.mask = VF_CFG_MAC;
-	CHECK_INT(vf_pf_set(pf, 3, &in), -EINVAL);
+	in.mask = PF_VF_MAC;
+	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
 	unlink(failfile);
 
 	/* A VF the PF does not have: the kernel's EINVAL. */
-	in.mask = VF_CFG_TRUST;
-	CHECK_INT(vf_pf_set(pf, 9, &in), -EINVAL);
-	vf_pf_close(pf);
+	in.mask = PF_VF_TRUST;
+	CHECK_INT(pf_set(pf, 9, &in), -EINVAL);
+	pf_close(pf);
 
 	CHECK_STR(slurp(calls),
 		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q\n"
@@ -406,33 +408,33 @@ static void test_pf_failures(void)
 
 static void test_pf_names(void)
 {
-	struct vf_pf *pf;
+	struct pf *pf;
 
-	CHECK_INT(pf_open("../x", tmp, &pf), -EINVAL);
-	CHECK_INT(pf_open("a/b", tmp, &pf), -EINVAL);
-	CHECK_INT(pf_open("", tmp, &pf), -EINVAL);
-	CHECK_INT(pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
+	CHECK_INT(fake_pf_open("../x", tmp, &pf), -EINVAL);
+	CHECK_INT(fake_pf_open("a/b", tmp, &pf), -EINVAL);
+	CHECK_INT(fake_pf_open("", tmp, &pf), -EINVAL);
+	CHECK_INT(fake_pf_open("pf0", "/nonexistent-dir-for-test", &pf), -ENOENT);
 }
 
 /* A recorded VF's PF vanishes: every request answers ENODEV, as the kernel's. */
 static void test_pf_gone(void)
 {
 	char vfs[600], saved[600];
-	struct vf_config c = { .mask = VF_CFG_TRUST, .trust = true };
-	struct vf_pf *pf;
+	struct pf_vf_config c = { .mask = PF_VF_TRUST, .trust = true };
+	struct pf *pf;
 
 	fake_reset();
 	snprintf(vfs, sizeof(vfs), "%s/" PF ".vfs", fakedir);
 	snprintf(saved, sizeof(saved), "%s/saved.vfs", tmp);
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
 	CHECK_INT(rename(vfs, saved), 0);
-	CHECK_INT(vf_pf_set(pf, 3, &c), -ENODEV);
-	CHECK_INT(vf_pf_get(pf, 3, &c), -ENODEV);
-	vf_pf_close(pf);
-	CHECK_INT(pf_open(PF, fakedir, &pf), -ENODEV);
+	CHECK_INT(pf_set(pf, 3, &c), -ENODEV);
+	CHECK_INT(pf_get(pf, 3, &c), -ENODEV);
+	pf_close(pf);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), -ENODEV);
 	CHECK_INT(rename(saved, vfs), 0);
 	/* The kernel's PF: a netdev that does not exist is gone, not an error. */
-	CHECK_INT(pf_open("nosuchpf0", NULL, &pf), -ENODEV);
+	CHECK_INT(fake_pf_open("nosuchpf0", NULL, &pf), -ENODEV);
 }
 
 /*
@@ -445,26 +447,26 @@ static void test_pf_gone(void)
 
 static void par_writer(int vf)
 {
-	struct vf_config c = { .mask = VF_CFG_VLAN, .vlan_proto = ETH_P_8021Q }, got;
-	struct vf_pf *pf;
+	struct pf_vf_config c = { .mask = PF_VF_VLAN, .vlan_proto = ETH_P_8021Q }, got;
+	struct pf *pf;
 	int i;
 
-	if (pf_open(PF, fakedir, &pf) < 0)
+	if (fake_pf_open(PF, fakedir, &pf) < 0)
 		_exit(2);
 	for (i = 1; i <= PAR_ROUNDS; i++) {
 		c.vlan = i;
-		if (vf_pf_set(pf, vf, &c) < 0 || vf_pf_get(pf, vf, &got) < 0 || got.vlan != i)
+		if (pf_set(pf, vf, &c) < 0 || pf_get(pf, vf, &got) < 0 || got.vlan != i)
 			_exit(3);
 	}
-	vf_pf_close(pf);
+	pf_close(pf);
 	_exit(0);
 }
 
 static void test_pf_parallel_writers(void)
 {
 	pid_t pids[PAR_WRITERS];
-	struct vf_config got;
-	struct vf_pf *pf;
+	struct pf_vf_config got;
+	struct pf *pf;
 	int i, status, failed = 0;
 
 	fake_reset();
@@ -479,22 +481,22 @@ static void test_pf_parallel_writers(void)
 			failed++;
 	}
 	CHECK_INT(failed, 0);
-	CHECK_INT(pf_open(PF, fakedir, &pf), 0);
+	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
 	for (i = 0; i < PAR_WRITERS; i++) {
-		CHECK_INT(vf_pf_get(pf, i, &got), 0);
+		CHECK_INT(pf_get(pf, i, &got), 0);
 		CHECK_INT(got.vlan, PAR_ROUNDS);
 	}
-	vf_pf_close(pf);
+	pf_close(pf);
 }
 
 static void test_config_default(void)
 {
 	static const uint8_t zero[6];
-	struct vf_config d;
+	struct pf_vf_config d;
 
-	vf_config_default(&d);
-	CHECK_INT(d.mask, VF_CFG_MAC | VF_CFG_VLAN | VF_CFG_SPOOFCHK | VF_CFG_TRUST |
-		  VF_CFG_LINK_STATE | VF_CFG_RATE);
+	pf_vf_config_default(&d);
+	CHECK_INT(d.mask, PF_VF_MAC | PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST |
+		  PF_VF_LINK_STATE | PF_VF_RATE);
 	CHECK(!memcmp(d.mac, zero, 6));
 	CHECK_INT(d.vlan, 0);
 	CHECK_INT(d.qos, 0);
@@ -517,9 +519,9 @@ static int claims_dir(const char *name)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static struct vf_owner owner(const char *cid, const char *ifname, const char *netns)
+static struct claim_owner owner(const char *cid, const char *ifname, const char *netns)
 {
-	struct vf_owner o;
+	struct claim_owner o;
 
 	memset(&o, 0, sizeof(o));
 	snprintf(o.container_id, sizeof(o.container_id), "%s", cid);
@@ -531,43 +533,43 @@ static struct vf_owner owner(const char *cid, const char *ifname, const char *ne
 static void test_claim_busy_and_release(void)
 {
 	int dirfd = claims_dir("claims");
-	struct vf_owner me = owner("c1", "net1", "/proc/self/ns/net");
-	struct vf_owner other = owner("c2", "net1", "/var/run/netns/other");
-	struct vf_claim a, b;
+	struct claim_owner me = owner("c1", "net1", "/proc/self/ns/net");
+	struct claim_owner other = owner("c2", "net1", "/var/run/netns/other");
+	struct claim a, b;
 	char path[600];
 
 	CHECK(dirfd >= 0);
-	CHECK_INT(vf_claim_take(dirfd, "3b:00.2", &me, 1000, &a), 0);
+	CHECK_INT(claim_take(dirfd, "3b:00.2", &me, 1000, &a), 0);
 	CHECK_STR(a.bdf, "0000:3b:00.2");
 	CHECK(a.lock_fd >= 0);
 	CHECK(fcntl(a.lock_fd, F_GETFD) & FD_CLOEXEC);
-	CHECK_INT(a.marker, VF_MARKER_NONE);
-	CHECK_INT(vf_claim_mark(&a, &me), 0);
+	CHECK_INT(a.marker, CLAIM_MARKER_NONE);
+	CHECK_INT(claim_mark(&a, &me), 0);
 	snprintf(path, sizeof(path), "%s/claims/0000:3b:00.2", tmp);
 	CHECK_HAS(slurp(path), "\"containerID\":\t\"c1\"");
-	vf_claim_release(&a);
+	claim_release(&a);
 	CHECK_INT(a.lock_fd, -1);
 
 	/* The owner's namespace is alive and it is not us: busy, lock dropped. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", &other, 1000, &b), -EBUSY);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.2", &other, 1000, &b), -EBUSY);
 	CHECK_STR(b.owner.netns, "/proc/self/ns/net");
 	CHECK_STR(b.owner.container_id, "c1");
 	CHECK_INT(b.lock_fd, -1);
 	/* The lock really was dropped: it can be taken again at once. */
-	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.2", 0, &b), 0);
-	CHECK_INT(b.marker, VF_MARKER_READ);
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.2", 0, &b), 0);
+	CHECK_INT(b.marker, CLAIM_MARKER_READ);
 	/* Only the attachment that wrote the marker clears it. */
-	CHECK_INT(vf_claim_clear(&b, &other), -EBUSY);
+	CHECK_INT(claim_clear(&b, &other), -EBUSY);
 	CHECK(access(path, F_OK) == 0);
-	vf_claim_release(&b);
+	claim_release(&b);
 
 	/* The same attachment again (a repeated ADD) succeeds, and may clear it. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.2", &me, 1000, &b), 0);
-	CHECK(vf_claim_held_by(&b, &me));
-	CHECK_INT(vf_claim_clear(&b, &me), 0);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.2", &me, 1000, &b), 0);
+	CHECK(claim_held_by(&b, &me));
+	CHECK_INT(claim_clear(&b, &me), 0);
 	CHECK(access(path, F_OK) != 0);
-	CHECK_INT(vf_claim_clear(&b, &me), 0);
-	vf_claim_release(&b);
+	CHECK_INT(claim_clear(&b, &me), 0);
+	claim_release(&b);
 	close(dirfd);
 }
 
@@ -575,22 +577,22 @@ static void test_claim_busy_and_release(void)
 static void test_claim_same_pod_other_ifname(void)
 {
 	int dirfd = claims_dir("samepod");
-	struct vf_owner net1 = owner("c1", "net1", "/proc/self/ns/net");
-	struct vf_owner net2 = owner("c1", "net2", "/proc/self/ns/net");
-	struct vf_claim c;
+	struct claim_owner net1 = owner("c1", "net1", "/proc/self/ns/net");
+	struct claim_owner net2 = owner("c1", "net2", "/proc/self/ns/net");
+	struct claim c;
 	char path[600];
 
 	CHECK(dirfd >= 0);
 	snprintf(path, sizeof(path), "%s/samepod/0000:3b:00.7", tmp);
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.7", &net1, 1000, &c), 0);
-	CHECK_INT(vf_claim_mark(&c, &net1), 0);
-	vf_claim_release(&c);
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.7", &net2, 1000, &c), -EBUSY);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.7", &net1, 1000, &c), 0);
+	CHECK_INT(claim_mark(&c, &net1), 0);
+	claim_release(&c);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.7", &net2, 1000, &c), -EBUSY);
 	CHECK_STR(c.owner.ifname, "net1");
-	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.7", 0, &c), 0);
-	CHECK(!vf_claim_held_by(&c, &net2));
-	CHECK_INT(vf_claim_clear(&c, &net2), -EBUSY);
-	vf_claim_release(&c);
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.7", 0, &c), 0);
+	CHECK(!claim_held_by(&c, &net2));
+	CHECK_INT(claim_clear(&c, &net2), -EBUSY);
+	claim_release(&c);
 	CHECK(access(path, F_OK) == 0);
 	close(dirfd);
 }
@@ -598,9 +600,9 @@ static void test_claim_same_pod_other_ifname(void)
 static void test_claim_stale(void)
 {
 	int dirfd = claims_dir("stale");
-	struct vf_owner me = owner("c9", "net1", "/proc/self/ns/net");
-	struct vf_owner gone = owner("c8", "net1", "/var/run/netns/gone-pod-ns");
-	struct vf_claim c;
+	struct claim_owner me = owner("c9", "net1", "/proc/self/ns/net");
+	struct claim_owner gone = owner("c8", "net1", "/var/run/netns/gone-pod-ns");
+	struct claim c;
 
 	CHECK(dirfd >= 0);
 	snprintf(gone.host_ifname, sizeof(gone.host_ifname), "enp59s0f0v3");
@@ -608,24 +610,24 @@ static void test_claim_stale(void)
 	gone.host_mac[5] = 0x42;
 	snprintf(gone.rdma_dev, sizeof(gone.rdma_dev), "mlx5_5");
 	gone.rdma_index = 7;
-	CHECK_INT(vf_claim_lock(dirfd, "0000:3b:00.5", 0, &c), 0);
-	CHECK_INT(vf_claim_mark(&c, &gone), 0);
-	vf_claim_release(&c);
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.5", 0, &c), 0);
+	CHECK_INT(claim_mark(&c, &gone), 0);
+	claim_release(&c);
 	/* Its namespace is gone: taken over, with what the marker kept of the VF's host identity. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.5", &me, 1000, &c), 0);
-	CHECK_INT(c.marker, VF_MARKER_READ);
-	CHECK(!vf_claim_held_by(&c, &me));
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.5", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, CLAIM_MARKER_READ);
+	CHECK(!claim_held_by(&c, &me));
 	CHECK_STR(c.owner.container_id, "c8");
 	CHECK_STR(c.owner.host_ifname, "enp59s0f0v3");
 	CHECK_INT(c.owner.host_mtu, 1500);
 	CHECK_INT(c.owner.host_mac[5], 0x42);
 	CHECK_STR(c.owner.rdma_dev, "mlx5_5");
 	CHECK_INT(c.owner.rdma_index, 7);
-	CHECK_INT(vf_claim_mark(&c, &me), 0);
-	CHECK(vf_claim_held_by(&c, &me));
-	vf_claim_release(&c);
+	CHECK_INT(claim_mark(&c, &me), 0);
+	CHECK(claim_held_by(&c, &me));
+	claim_release(&c);
 
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:0", &me, 1000, &c), -EINVAL);
+	CHECK_INT(claim_take(dirfd, "0000:3b:0", &me, 1000, &c), -EINVAL);
 	close(dirfd);
 }
 
@@ -633,29 +635,29 @@ static void test_claim_stale(void)
 static void test_claim_legacy_and_unreadable(void)
 {
 	int dirfd = claims_dir("legacy");
-	struct vf_owner me = owner("c1", "net1", "/proc/self/ns/net");
-	struct vf_owner other = owner("c2", "net1", "/var/run/netns/x");
-	struct vf_claim c;
+	struct claim_owner me = owner("c1", "net1", "/proc/self/ns/net");
+	struct claim_owner other = owner("c2", "net1", "/var/run/netns/x");
+	struct claim c;
 	char path[600];
 
 	CHECK(dirfd >= 0);
 	snprintf(path, sizeof(path), "%s/legacy/0000:3b:00.4", tmp);
 	CHECK_INT(sh("printf /proc/self/ns/net > '%s'", path), 0);
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &other, 1000, &c), -EBUSY);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.4", &other, 1000, &c), -EBUSY);
 	CHECK_STR(c.owner.netns, "/proc/self/ns/net");
 	CHECK_STR(c.owner.container_id, "");
 	/* The namespace it names is the attachment's: its DEL clears it. */
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
-	CHECK(vf_claim_held_by(&c, &me));
-	CHECK_INT(vf_claim_clear(&c, &me), 0);
-	vf_claim_release(&c);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
+	CHECK(claim_held_by(&c, &me));
+	CHECK_INT(claim_clear(&c, &me), 0);
+	claim_release(&c);
 
 	CHECK_INT(sh("printf '{\"containerID\": \"c2\"' > '%s'", path), 0);
-	CHECK_INT(vf_claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
-	CHECK_INT(c.marker, VF_MARKER_UNREADABLE);
-	CHECK(!vf_claim_held_by(&c, &me));
-	CHECK_INT(vf_claim_clear(&c, &me), 0);
-	vf_claim_release(&c);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.4", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, CLAIM_MARKER_UNREADABLE);
+	CHECK(!claim_held_by(&c, &me));
+	CHECK_INT(claim_clear(&c, &me), 0);
+	claim_release(&c);
 	CHECK(access(path, F_OK) != 0);
 	close(dirfd);
 }

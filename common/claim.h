@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * claim: claiming a VF for one attachment: a lock and an in-use marker in
+ * a state directory. Not VF work: it only names the VF by PCI address.
+ */
+#ifndef CLAIM_H
+#define CLAIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <net/if.h>
+#include "vf.h"
+
+/*
+ * The attachment that holds a VF, as its in-use marker <dir>/<bdf> names
+ * it (checksummed JSON). The marker also keeps the VF's identity on the
+ * host from before the attachment, a second copy of what the attachment
+ * record holds, for a DEL whose record is lost.
+ */
+struct claim_owner {
+	char container_id[256];		/* "": a marker of an older version (a netns path alone) */
+	char ifname[IFNAMSIZ];
+	char netns[4096];
+	char host_ifname[IFNAMSIZ];	/* "": unknown (or a DPDK VF) */
+	uint8_t host_mac[6];
+	int host_mtu;			/* 0: unknown */
+	char rdma_dev[64];		/* the RDMA device's host name, "" when none moves */
+	uint32_t rdma_index;
+};
+
+enum claim_marker {
+	CLAIM_MARKER_NONE = 0,		/* the VF is free */
+	CLAIM_MARKER_READ,			/* claim->owner holds what it says */
+	CLAIM_MARKER_UNREADABLE,		/* torn or not a file: its owner is unknown */
+};
+
+struct claim {
+	int lock_fd;			/* flock held on <dir>/<bdf>.lock, close-on-exec */
+	int dirfd;
+	char bdf[VF_BDF_LEN];
+	enum claim_marker marker;		/* the marker when the lock was taken */
+	struct claim_owner owner;
+};
+
+/* Lock the VF (waiting up to timeout_ms: -ETIMEDOUT) and read its marker; nothing is decided. */
+int claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct claim *claim);
+/*
+ * claim_lock, then -EBUSY (the lock dropped, claim->owner set) when the
+ * marker names another attachment, or a namespace alone (an older
+ * marker), whose namespace is still alive: also another attachment of the
+ * same pod. A marker whose namespace is gone, or that cannot be read, is
+ * stale and may be taken over.
+ */
+int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,
+		  struct claim *claim);
+/* Does the marker read at lock time name `me` (by container ID and ifname; an older one by netns)? */
+bool claim_held_by(const struct claim *claim, const struct claim_owner *me);
+/* Write the marker (atomically) naming owner; the lock must be held. */
+int claim_mark(struct claim *claim, const struct claim_owner *owner);
+/*
+ * Remove the marker when it names `me`, as read now under the lock: only
+ * the attachment that wrote a marker clears it (one that cannot be read
+ * names nobody, and goes too). 0 also when there is none; -EBUSY, the
+ * marker left in place, when it names another attachment.
+ */
+int claim_clear(struct claim *claim, const struct claim_owner *me);
+/* Drop the lock (the marker stays as it is). */
+void claim_release(struct claim *claim);
+/* "<netns> (container <id>, interface <ifname>)", or the netns alone for an older marker. */
+void claim_owner_format(const struct claim_owner *o, char *out, size_t len);
+
+#endif

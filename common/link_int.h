@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link_int: what link.c shares with link_ip.c, and nothing outside the link
+ * module includes. The socket's requests are counted in one place (link.c)
+ * however they are built.
+ */
+#ifndef LINK_INT_H
+#define LINK_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <netlink/netlink.h>
+#include <netlink/cache.h>
+#include "link.h"
+
+/* A libnl error (NLE_*, either sign) as -errno. */
+int link_nle_errno(int nle);
+/* Send what libnl built: built is the builder's return, *msg its message (freed here). */
+int link_msg_xfer(struct link_sock *ls, int built, struct nl_msg **msg);
+/*
+ * A dump of one kind of object into a libnl cache ("route/addr", ...); a
+ * dump the kernel reports interrupted (a change meanwhile) starts over.
+ */
+int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
+		    size_t hdrlen, struct nl_cache **cache);
+
+#endif

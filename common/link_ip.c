@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link, layer 3: a link's addresses, routes and policy rules, as
+ * libnl-route-3 objects sent through the link's socket (link_int.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <linux/if.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/route.h>
+#include <netlink/route/rule.h>
+#include <linux/fib_rules.h>
+#include "link.h"
+#include "link_int.h"
+#include "netns.h"
+#include "nlio.h"
+#include "valid.h"
+
+/* ---- addresses ---- */
+
+static int parse_cidr(const char *cidr, struct nl_addr **a)
+{
+	int ret;
+
+	if (!strchr(cidr, '/'))
+		return -EINVAL;
+	ret = nl_addr_parse(cidr, AF_UNSPEC, a);
+	if (ret < 0)
+		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
+	if (nl_addr_get_family(*a) != AF_INET && nl_addr_get_family(*a) != AF_INET6) {
+		/* libnl also parses MAC-like and other families' strings. */
+		nl_addr_put(*a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The IPv4 broadcast address host-device and the Go netlink library set too. */
+static int v4_broadcast(const struct nl_addr *a, struct nl_addr **brd)
+{
+	unsigned plen = nl_addr_get_prefixlen(a);
+	uint32_t ip, mask;
+
+	memcpy(&ip, nl_addr_get_binary_addr(a), 4);
+	mask = plen ? htonl(~0u << (32 - plen)) : 0;
+	ip |= ~mask;
+	*brd = nl_addr_build(AF_INET, &ip, 4);
+	return *brd ? 0 : -ENOMEM;
+}
+
+int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
+{
+	struct rtnl_addr *ra;
+	struct nl_addr *a, *brd = NULL;
+	struct nl_msg *msg;
+	int ret;
+
+	ret = parse_cidr(cidr, &a);
+	if (ret < 0)
+		return ret;
+	ra = rtnl_addr_alloc();
+	if (!ra) {
+		ret = -ENOMEM;
+		goto out_a;
+	}
+	rtnl_addr_set_ifindex(ra, ifindex);
+	ret = link_nle_errno(rtnl_addr_set_local(ra, a));
+	if (ret < 0)
+		goto out_ra;
+	if (nl_addr_get_family(a) == AF_INET && nl_addr_get_prefixlen(a) < 31) {
+		ret = v4_broadcast(a, &brd);
+		if (ret < 0)
+			goto out_ra;
+		ret = link_nle_errno(rtnl_addr_set_broadcast(ra, brd));
+		if (ret < 0)
+			goto out_brd;
+	}
+	ret = link_msg_xfer(ls, rtnl_addr_build_add_request(ra, 0, &msg), &msg);
+	if (ret == -EEXIST)
+		ret = 0;
+out_brd:
+	nl_addr_put(brd);
+out_ra:
+	rtnl_addr_put(ra);
+out_a:
+	nl_addr_put(a);
+	return ret;
+}
+
+int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has)
+{
+	struct nl_cache *cache;
+	struct nl_object *obj;
+	struct nl_addr *a;
+	int ret;
+
+	*has = false;
+	ret = parse_cidr(cidr, &a);
+	if (ret < 0)
+		return ret;
+	ret = link_dump_cache(ls, "route/addr", RTM_GETADDR, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	if (ret < 0)
+		goto out_a;
+	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
+		struct rtnl_addr *ra = (struct rtnl_addr *)obj;
+		struct nl_addr *local = rtnl_addr_get_local(ra);
+
+		if (rtnl_addr_get_ifindex(ra) == ifindex && local &&
+		    rtnl_addr_get_prefixlen(ra) == (int)nl_addr_get_prefixlen(a) &&
+		    nl_addr_get_family(local) == nl_addr_get_family(a) &&
+		    nl_addr_get_len(local) == nl_addr_get_len(a) &&
+		    !memcmp(nl_addr_get_binary_addr(local), nl_addr_get_binary_addr(a),
+			    nl_addr_get_len(a))) {
+			*has = true;
+			break;
+		}
+	}
+	nl_cache_free(cache);
+out_a:
+	nl_addr_put(a);
+	return ret;
+}
+
+/* ---- routes ---- */
+
+static int parse_gw(const char *gw, int family, struct nl_addr **a)
+{
+	int ret = nl_addr_parse(gw, family, a);
+
+	/* A gateway of the other family than dst does not parse: the same mistake. */
+	if (ret < 0)
+		return ret == -NLE_NOMEM ? -ENOMEM : -EINVAL;
+	if (nl_addr_get_family(*a) != family || strchr(gw, '/')) {
+		nl_addr_put(*a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt)
+{
+	struct rtnl_route *r;
+	struct rtnl_nexthop *nh;
+	struct nl_addr *dst, *gw = NULL;
+	struct nl_msg *msg;
+	int family, ret;
+
+	ret = parse_cidr(rt->dst, &dst);
+	if (ret < 0)
+		return ret;
+	family = nl_addr_get_family(dst);
+	if (rt->gw[0]) {
+		ret = parse_gw(rt->gw, family, &gw);
+		if (ret < 0)
+			goto out_dst;
+	}
+	r = rtnl_route_alloc();
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_gw;
+	}
+	rtnl_route_set_family(r, (uint8_t)family);
+	ret = link_nle_errno(rtnl_route_set_dst(r, dst));
+	if (ret < 0)
+		goto out_r;
+	rtnl_route_set_table(r, rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
+	if (rt->scope != CNI_UNSET)
+		rtnl_route_set_scope(r, (uint8_t)rt->scope);
+	if (rt->priority != CNI_UNSET)
+		rtnl_route_set_priority(r, (uint32_t)rt->priority);
+	if (rt->mtu != CNI_UNSET && rt->mtu > 0)
+		rtnl_route_set_metric(r, RTAX_MTU, (unsigned)rt->mtu);
+	if (rt->advmss != CNI_UNSET && rt->advmss > 0)
+		rtnl_route_set_metric(r, RTAX_ADVMSS, (unsigned)rt->advmss);
+	nh = rtnl_route_nh_alloc();
+	if (!nh) {
+		ret = -ENOMEM;
+		goto out_r;
+	}
+	rtnl_route_nh_set_ifindex(nh, ifindex);
+	if (gw)
+		rtnl_route_nh_set_gateway(nh, gw);
+	/* The route owns nh from here. */
+	rtnl_route_add_nexthop(r, nh);
+	ret = link_msg_xfer(ls, rtnl_route_build_add_request(r, 0, &msg), &msg);
+	if (ret == -EEXIST)
+		ret = 0;
+out_r:
+	rtnl_route_put(r);
+out_gw:
+	nl_addr_put(gw);
+out_dst:
+	nl_addr_put(dst);
+	return ret;
+}
+
+static bool nh_matches(struct rtnl_route *r, int ifindex, const struct nl_addr *gw)
+{
+	struct rtnl_nexthop *nh;
+	struct nl_addr *ngw;
+
+	if (rtnl_route_get_nnexthops(r) != 1)
+		return false;
+	nh = rtnl_route_nexthop_n(r, 0);
+	if (rtnl_route_nh_get_ifindex(nh) != ifindex)
+		return false;
+	ngw = rtnl_route_nh_get_gateway(nh);
+	if (!gw)
+		return ngw == NULL;
+	return ngw && nl_addr_get_len(ngw) == nl_addr_get_len(gw) &&
+	       !memcmp(nl_addr_get_binary_addr(ngw), nl_addr_get_binary_addr(gw),
+		       nl_addr_get_len(gw));
+}
+
+int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
+{
+	struct nl_cache *cache;
+	struct nl_object *obj;
+	struct nl_addr *dst, *gw = NULL;
+	uint32_t table = rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
+	int family, ret;
+
+	*has = false;
+	ret = parse_cidr(rt->dst, &dst);
+	if (ret < 0)
+		return ret;
+	family = nl_addr_get_family(dst);
+	if (rt->gw[0]) {
+		ret = parse_gw(rt->gw, family, &gw);
+		if (ret < 0)
+			goto out_dst;
+	}
+	ret = link_dump_cache(ls, "route/route", RTM_GETROUTE, (uint8_t)family, sizeof(struct rtmsg),
+			 &cache);
+	if (ret < 0)
+		goto out_gw;
+	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
+		struct rtnl_route *r = (struct rtnl_route *)obj;
+		struct nl_addr *rdst = rtnl_route_get_dst(r);
+
+		/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
+		if (rtnl_route_get_table(r) != table || !rdst ||
+		    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
+		    nl_addr_cmp_prefix(rdst, dst) != 0)
+			continue;
+		if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
+			continue;
+		if (nh_matches(r, ifindex, gw)) {
+			*has = true;
+			break;
+		}
+	}
+	nl_cache_free(cache);
+out_gw:
+	nl_addr_put(gw);
+out_dst:
+	nl_addr_put(dst);
+	return ret;
+}
+
+/* ---- policy routing rules ---- */
+
+/* "10.1.0.5/24" -> the host address 10.1.0.5/32, what a "from" rule matches. */
+static int parse_host(const char *cidr, struct nl_addr **a)
+{
+	int ret = parse_cidr(cidr, a);
+
+	if (ret < 0)
+		return ret;
+	nl_addr_set_prefixlen(*a, nl_addr_get_family(*a) == AF_INET ? 32 : 128);
+	return 0;
+}
+
+static struct rtnl_rule *from_rule(struct nl_addr *src, uint32_t table)
+{
+	struct rtnl_rule *r = rtnl_rule_alloc();
+
+	if (!r)
+		return NULL;
+	rtnl_rule_set_family(r, nl_addr_get_family(src));
+	if (rtnl_rule_set_src(r, src) < 0) {
+		rtnl_rule_put(r);
+		return NULL;
+	}
+	rtnl_rule_set_table(r, table);
+	rtnl_rule_set_action(r, FR_ACT_TO_TBL);
+	return r;
+}
+
+int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
+{
+	struct rtnl_rule *r;
+	struct nl_addr *src;
+	struct nl_msg *msg;
+	bool has;
+	int ret;
+
+	ret = link_rule_has(ls, cidr, table, &has);
+	if (ret < 0 || has)
+		return ret;
+	ret = parse_host(cidr, &src);
+	if (ret < 0)
+		return ret;
+	r = from_rule(src, table);
+	ret = r ? link_msg_xfer(ls, rtnl_rule_build_add_request(r, NLM_F_CREATE | NLM_F_EXCL, &msg), &msg) :
+		  -ENOMEM;
+	if (ret == -EEXIST)
+		ret = 0;
+	rtnl_rule_put(r);
+	nl_addr_put(src);
+	return ret;
+}
+
+/* Every rule matching `from` cidr's address (any table when table is 0). */
+static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bool del, bool *has)
+{
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
+	struct nl_addr *src;
+	struct nl_msg *msg;
+	int ret;
+
+	*has = false;
+	ret = parse_host(cidr, &src);
+	if (ret < 0)
+		return ret;
+	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, (uint8_t)nl_addr_get_family(src),
+			 sizeof(struct rtgenmsg), &cache);
+	if (ret < 0)
+		goto out;
+	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+		struct rtnl_rule *r = (struct rtnl_rule *)o;
+		struct nl_addr *rs = rtnl_rule_get_src(r);
+
+		if (!rs || nl_addr_cmp(rs, src) || (table && rtnl_rule_get_table(r) != table))
+			continue;
+		*has = true;
+		if (del && (ret = link_msg_xfer(ls, rtnl_rule_build_delete_request(r, 0, &msg), &msg)) < 0 &&
+		    ret != -ENOENT)
+			break;
+		ret = 0;
+	}
+out:
+	nl_cache_free(cache);
+	nl_addr_put(src);
+	return ret;
+}
+
+int link_rule_has(struct link_sock *ls, const char *cidr, uint32_t table, bool *has)
+{
+	return rules_from(ls, cidr, table, false, has);
+}
+
+int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table)
+{
+	bool had;
+
+	return rules_from(ls, cidr, table, true, &had);
+}
+
+int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
+{
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
+	uint32_t t;
+	bool used;
+	int ret;
+
+	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	if (ret < 0)
+		return ret;
+	/* 252-255 are the kernel's own (compat, default, main, local). */
+	for (t = first ? first : 1, used = true; used && t - first < 4096; t++) {
+		if (t >= RT_TABLE_COMPAT && t <= RT_TABLE_LOCAL)
+			continue;
+		used = false;
+		for (o = nl_cache_get_first(cache); o && !used; o = nl_cache_get_next(o))
+			used = rtnl_rule_get_table((struct rtnl_rule *)o) == t;
+	}
+	nl_cache_free(cache);
+	if (used)
+		return -ENOSPC;
+	t--;
+	*table = t;
+	return 0;
+}

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pf: VF properties, read and written through their PF.
+ *
+ * VF properties are encoded as `ip link set PF vf N ...` encodes them
+ * (iproute2 ip/iplink.c): one RTM_SETLINK per property, addressed by
+ * IFLA_IFNAME, carrying IFLA_VFINFO_LIST > IFLA_VF_INFO > IFLA_VF_<x>.
+ *
+ * The encoded requests go through a backend: the kernel's NETLINK_ROUTE
+ * (over nlio), unless a test build of the plugins registers a stand-in
+ * (test/fakes/) with pf_set_backend, which decodes them with
+ * pf_vf_info_parse.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include "valid.h"
+#include "link.h"
+#include "lock.h"
+#include "nlio.h"
+#include "pf.h"
+#include "vf.h"
+
+/* ---- the driver's view in sysfs ---- */
+
+/* One "Key : value" line of the OFED config file into cfg; unknown keys are not ours. */
+static int sysfs_config_line(const char *key, const char *val, struct pf_vf_config *cfg)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(key, "MAC")) {
+		if (link_mac_parse(val, cfg->mac) < 0)
+			return -EBADMSG;
+		cfg->mask |= PF_VF_MAC;
+	} else if (!strcmp(key, "VLAN") || !strcmp(key, "QoS") || !strcmp(key, "MinTxRate") ||
+		   !strcmp(key, "MaxTxRate")) {
+		errno = 0;
+		v = strtol(val, &end, 10);
+		if (errno || end == val || v < 0 || v > (long)UINT32_MAX)
+			return -EBADMSG;
+		if (!strcmp(key, "VLAN")) {
+			cfg->vlan = (int)v;
+			cfg->mask |= PF_VF_VLAN;
+		} else if (!strcmp(key, "QoS")) {
+			cfg->qos = (int)v;
+		} else if (!strcmp(key, "MinTxRate")) {
+			cfg->min_tx_rate = (unsigned)v;
+			cfg->mask |= PF_VF_RATE;
+		} else {
+			cfg->max_tx_rate = (unsigned)v;
+			cfg->mask |= PF_VF_RATE;
+		}
+	} else if (!strcmp(key, "VLAN Proto")) {
+		cfg->vlan_proto = !strcasecmp(val, "802.1ad") ? ETH_P_8021AD : ETH_P_8021Q;
+	} else if (!strcmp(key, "SpoofCheck") || !strcmp(key, "Trust")) {
+		bool on = !strcasecmp(val, "ON");
+
+		if (!on && strcasecmp(val, "OFF"))
+			return -EBADMSG;
+		if (key[0] == 'S') {
+			cfg->spoofchk = on;
+			cfg->mask |= PF_VF_SPOOFCHK;
+		} else {
+			cfg->trust = on;
+			cfg->mask |= PF_VF_TRUST;
+		}
+	} else if (!strcmp(key, "LinkState")) {
+		if (!strcasecmp(val, "Follow") || !strcasecmp(val, "Auto"))
+			cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
+		else if (!strcasecmp(val, "Up") || !strcasecmp(val, "Enable"))
+			cfg->link_state = IFLA_VF_LINK_STATE_ENABLE;
+		else if (!strcasecmp(val, "Down") || !strcasecmp(val, "Disable"))
+			cfg->link_state = IFLA_VF_LINK_STATE_DISABLE;
+		else
+			return -EBADMSG;
+		cfg->mask |= PF_VF_LINK_STATE;
+	}
+	return 0;
+}
+
+int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
+		    struct pf_vf_config *cfg)
+{
+	char path[PATH_MAX], line[256], *colon, *key, *val, *e;
+	FILE *f;
+	int ret = 0;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	ret = snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/sriov/%d/config", sysfs_root,
+		       pf_bdf, vf_index);
+	if (ret < 0 || (size_t)ret >= sizeof(path))
+		return -ENAMETOOLONG;
+	ret = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->vlan_proto = ETH_P_8021Q;
+	while (ret == 0 && fgets(line, sizeof(line), f)) {
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		key = line;
+		for (e = colon; e > key && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		val = colon + 1;
+		while (*val == ' ' || *val == '\t')
+			val++;
+		val[strcspn(val, " \t\n")] = '\0';
+		ret = sysfs_config_line(key, val, cfg);
+	}
+	fclose(f);
+	if (ret == 0 && !(cfg->mask & PF_VF_MAC))
+		ret = -EBADMSG;
+	return ret;
+}
+
+/* ---- requests ---- */
+
+struct pf {
+	const struct pf_backend *ops;
+	void *priv;			/* the backend's */
+	char name[IFNAMSIZ];
+	int lock_dirfd;			/* -1: pf_set takes no PF lock */
+	char lock_name[VF_BDF_LEN + 8];	/* "<pf-bdf>.pf.lock" */
+};
+
+static const void *vf_payload(const struct nlattr *a, size_t len)
+{
+	return mnl_attr_get_payload_len(a) >= len ? mnl_attr_get_payload(a) : NULL;
+}
+
+int pf_vf_info_parse(const struct nlattr *info, int *vf, struct pf_vf_config *cfg)
+{
+	const struct nlattr *a, *v;
+	bool have_rate = false;
+	int idx = -1;
+
+	memset(cfg, 0, sizeof(*cfg));
+	mnl_attr_for_each_nested(a, info) {
+		uint16_t type = mnl_attr_get_type(a);
+		const uint32_t *p;
+
+		/* These start with the VF index; nests and IFLA_VF_BROADCAST do not. */
+		if (type == IFLA_VF_MAC || type == IFLA_VF_VLAN || type == IFLA_VF_RATE ||
+		    type == IFLA_VF_TX_RATE || type == IFLA_VF_SPOOFCHK || type == IFLA_VF_TRUST ||
+		    type == IFLA_VF_LINK_STATE) {
+			p = vf_payload(a, sizeof(uint32_t));
+			if (!p || (idx >= 0 && (int)*p != idx))
+				return -EBADMSG;
+			idx = (int)*p;
+		}
+		switch (type) {
+		case IFLA_VF_MAC: {
+			const struct ifla_vf_mac *m = vf_payload(a, sizeof(*m));
+
+			if (!m)
+				return -EBADMSG;
+			memcpy(cfg->mac, m->mac, 6);
+			cfg->mask |= PF_VF_MAC;
+			break;
+		}
+		case IFLA_VF_VLAN: {
+			const struct ifla_vf_vlan *vl = vf_payload(a, sizeof(*vl));
+
+			if (!vl)
+				return -EBADMSG;
+			cfg->vlan = (int)vl->vlan;
+			cfg->qos = (int)vl->qos;
+			if (!(cfg->mask & PF_VF_VLAN))
+				cfg->vlan_proto = ETH_P_8021Q;
+			cfg->mask |= PF_VF_VLAN;
+			break;
+		}
+		case IFLA_VF_VLAN_LIST:
+			mnl_attr_for_each_nested(v, a) {
+				const struct ifla_vf_vlan_info *vi = vf_payload(v, sizeof(*vi));
+
+				if (mnl_attr_get_type(v) != IFLA_VF_VLAN_INFO)
+					continue;
+				if (!vi || (idx >= 0 && (int)vi->vf != idx))
+					return -EBADMSG;
+				idx = (int)vi->vf;
+				cfg->vlan = (int)vi->vlan;
+				cfg->qos = (int)vi->qos;
+				cfg->vlan_proto = ntohs(vi->vlan_proto);
+				cfg->mask |= PF_VF_VLAN;
+				break;
+			}
+			break;
+		case IFLA_VF_RATE: {
+			const struct ifla_vf_rate *r = vf_payload(a, sizeof(*r));
+
+			if (!r)
+				return -EBADMSG;
+			cfg->min_tx_rate = r->min_tx_rate;
+			cfg->max_tx_rate = r->max_tx_rate;
+			cfg->mask |= PF_VF_RATE;
+			have_rate = true;
+			break;
+		}
+		case IFLA_VF_TX_RATE: {
+			const struct ifla_vf_tx_rate *r = vf_payload(a, sizeof(*r));
+
+			if (!r)
+				return -EBADMSG;
+			if (!have_rate) {
+				cfg->max_tx_rate = r->rate;
+				cfg->mask |= PF_VF_RATE;
+			}
+			break;
+		}
+		case IFLA_VF_SPOOFCHK: {
+			const struct ifla_vf_spoofchk *s = vf_payload(a, sizeof(*s));
+
+			if (!s)
+				return -EBADMSG;
+			if (s->setting != (uint32_t)-1) {
+				cfg->spoofchk = s->setting;
+				cfg->mask |= PF_VF_SPOOFCHK;
+			}
+			break;
+		}
+		case IFLA_VF_TRUST: {
+			const struct ifla_vf_trust *t = vf_payload(a, sizeof(*t));
+
+			if (!t)
+				return -EBADMSG;
+			if (t->setting != (uint32_t)-1) {
+				cfg->trust = t->setting;
+				cfg->mask |= PF_VF_TRUST;
+			}
+			break;
+		}
+		case IFLA_VF_LINK_STATE: {
+			const struct ifla_vf_link_state *l = vf_payload(a, sizeof(*l));
+
+			if (!l)
+				return -EBADMSG;
+			cfg->link_state = (int)l->link_state;
+			cfg->mask |= PF_VF_LINK_STATE;
+			break;
+		}
+		default:
+			/* Stats, GUIDs, broadcast: not ours. */
+			break;
+		}
+	}
+	if (idx < 0)
+		return -EBADMSG;
+	*vf = idx;
+	return 0;
+}
+
+/*
+ * libmnl 1.0.4 leaves the alignment padding after an attribute (the
+ * interface name's, for one) unwritten: zero the whole buffer, also between
+ * the messages pf_set builds in it, so no stale bytes reach the kernel.
+ */
+static struct nlmsghdr *put_pf_hdr(char *buf, size_t size, uint16_t type, const char *pf)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+
+	memset(buf, 0, size);
+	nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, pf);
+	return nlh;
+}
+
+/* The attribute(s) of one field of cfg for VF vf, as `ip link set ... vf N` encodes them. */
+static void put_vf_field(struct nlmsghdr *nlh, unsigned field, int vf, const struct pf_vf_config *cfg)
+{
+	uint32_t idx = (uint32_t)vf;
+
+	switch (field) {
+	case PF_VF_VLAN:
+		/* iproute2 sends 802.1Q in the old attribute, which every kernel knows. */
+		if (cfg->vlan_proto == ETH_P_8021Q) {
+			struct ifla_vf_vlan vl = { idx, (uint32_t)cfg->vlan, (uint32_t)cfg->qos };
+
+			mnl_attr_put(nlh, IFLA_VF_VLAN, sizeof(vl), &vl);
+		} else {
+			struct ifla_vf_vlan_info vi;
+			struct nlattr *list;
+
+			/* An initializer need not zero its trailing padding: the kernel gets all 16 bytes. */
+			memset(&vi, 0, sizeof(vi));
+			vi.vf = idx;
+			vi.vlan = (uint32_t)cfg->vlan;
+			vi.qos = (uint32_t)cfg->qos;
+			vi.vlan_proto = htons(cfg->vlan_proto);
+			list = mnl_attr_nest_start(nlh, IFLA_VF_VLAN_LIST);
+			mnl_attr_put(nlh, IFLA_VF_VLAN_INFO, sizeof(vi), &vi);
+			mnl_attr_nest_end(nlh, list);
+		}
+		break;
+	case PF_VF_MAC: {
+		struct ifla_vf_mac m = { .vf = idx };
+
+		memcpy(m.mac, cfg->mac, 6);
+		mnl_attr_put(nlh, IFLA_VF_MAC, sizeof(m), &m);
+		break;
+	}
+	case PF_VF_RATE: {
+		struct ifla_vf_rate r = { idx, cfg->min_tx_rate, cfg->max_tx_rate };
+
+		mnl_attr_put(nlh, IFLA_VF_RATE, sizeof(r), &r);
+		break;
+	}
+	case PF_VF_SPOOFCHK: {
+		struct ifla_vf_spoofchk s = { idx, cfg->spoofchk };
+
+		mnl_attr_put(nlh, IFLA_VF_SPOOFCHK, sizeof(s), &s);
+		break;
+	}
+	case PF_VF_TRUST: {
+		struct ifla_vf_trust t = { idx, cfg->trust };
+
+		mnl_attr_put(nlh, IFLA_VF_TRUST, sizeof(t), &t);
+		break;
+	}
+	case PF_VF_LINK_STATE: {
+		struct ifla_vf_link_state l = { idx, (uint32_t)cfg->link_state };
+
+		mnl_attr_put(nlh, IFLA_VF_LINK_STATE, sizeof(l), &l);
+		break;
+	}
+	}
+}
+
+static const struct nlattr *find_attr(const struct nlmsghdr *nlh, uint16_t type)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
+		if (mnl_attr_get_type(a) == type)
+			return a;
+	return NULL;
+}
+
+static int check_vf_config(const struct pf_vf_config *cfg)
+{
+	if ((cfg->mask & PF_VF_VLAN) &&
+	    (cfg->vlan < 0 || cfg->vlan > 4094 || cfg->qos < 0 || cfg->qos > 7 ||
+	     (cfg->vlan_proto != ETH_P_8021Q && cfg->vlan_proto != ETH_P_8021AD) ||
+	     (cfg->vlan == 0 && (cfg->qos || cfg->vlan_proto != ETH_P_8021Q))))
+		return -EINVAL;
+	if ((cfg->mask & PF_VF_LINK_STATE) &&
+	    (cfg->link_state < IFLA_VF_LINK_STATE_AUTO || cfg->link_state > IFLA_VF_LINK_STATE_DISABLE))
+		return -EINVAL;
+	if ((cfg->mask & PF_VF_RATE) && cfg->max_tx_rate && cfg->min_tx_rate > cfg->max_tx_rate)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- the kernel backend ---- */
+
+static int kernel_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
+{
+	return nlio_talk(priv, req, cb, data);
+}
+
+static void kernel_close(void *priv)
+{
+	nlio_close(priv);
+}
+
+/* The PF is in the host namespace: its requests share the host's rtnetlink socket. */
+static int kernel_open(const char *pf_netdev, void **priv)
+{
+	struct nlio *s;
+	int ret;
+
+	/* One ioctl, so that a PF that is gone is told apart from a PF that fails. */
+	if (!if_nametoindex(pf_netdev))
+		return errno == ENODEV || errno == ENXIO ? -ENODEV : -errno;
+	ret = nlio_open(NETLINK_ROUTE, &s);
+	if (ret < 0)
+		return ret;
+	*priv = s;
+	return 0;
+}
+
+static const struct pf_backend kernel_backend = {
+	.open = kernel_open,
+	.xfer = kernel_xfer,
+	.close = kernel_close,
+};
+
+static const struct pf_backend *backend = &kernel_backend;
+
+void pf_set_backend(const struct pf_backend *b)
+{
+	backend = b ? b : &kernel_backend;
+}
+
+/* ---- the API ---- */
+
+int pf_open(const char *pf_netdev, struct pf **pf)
+{
+	struct pf *p;
+	int ret;
+
+	/* A backend may name files after it: the same rule as any interface name. */
+	if (!valid_ifname(pf_netdev))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	snprintf(p->name, sizeof(p->name), "%s", pf_netdev);
+	p->lock_dirfd = -1;
+	p->ops = backend;
+	ret = p->ops->open(p->name, &p->priv);
+	if (ret < 0) {
+		free(p);
+		return ret;
+	}
+	*pf = p;
+	return 0;
+}
+
+void pf_close(struct pf *pf)
+{
+	if (!pf)
+		return;
+	pf->ops->close(pf->priv);
+	free(pf);
+}
+
+int pf_lock_at(struct pf *pf, int dirfd, const char *pf_bdf)
+{
+	char bdf[VF_BDF_LEN];
+	int ret = vf_bdf_parse(pf_bdf, bdf);
+
+	if (ret < 0)
+		return ret;
+	snprintf(pf->lock_name, sizeof(pf->lock_name), "%s.pf.lock", bdf);
+	pf->lock_dirfd = dirfd;
+	return 0;
+}
+
+struct get_ctx {
+	int index;
+	bool found;
+	int ret;
+	uint32_t num_vf;		/* IFLA_NUM_VF: how many VFs the PF has, listed or not */
+	struct pf_vf_config *cfg;
+};
+
+static unsigned n_pf_requests;
+
+unsigned pf_requests(void)
+{
+	return n_pf_requests;
+}
+
+static int pf_xfer(struct pf *pf, struct nlmsghdr *req, mnl_cb_t cb, void *data)
+{
+	n_pf_requests++;
+	return pf->ops->xfer(pf->priv, req, cb, data);
+}
+
+static int get_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct get_ctx *ctx = data;
+	const struct nlattr *list, *info, *num;
+	struct pf_vf_config c;
+	int vf, ret;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+		return MNL_CB_OK;
+	num = find_attr(nlh, IFLA_NUM_VF);
+	if (num && mnl_attr_get_payload_len(num) >= sizeof(uint32_t))
+		ctx->num_vf = mnl_attr_get_u32(num);
+	list = find_attr(nlh, IFLA_VFINFO_LIST);
+	if (!list)
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(info, list) {
+		if (mnl_attr_get_type(info) != IFLA_VF_INFO)
+			continue;
+		ret = pf_vf_info_parse(info, &vf, &c);
+		if (ret < 0) {
+			ctx->ret = ret;
+			continue;
+		}
+		if (vf == ctx->index && (c.mask & PF_VF_MAC)) {
+			*ctx->cfg = c;
+			ctx->found = true;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+int pf_get(struct pf *pf, int vf_index, struct pf_vf_config *cfg)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct get_ctx ctx = { .index = vf_index, .cfg = cfg };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	nlh = put_pf_hdr(buf, sizeof(buf), RTM_GETLINK, pf->name);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
+	ret = pf_xfer(pf, nlh, get_cb, &ctx);
+	if (ret < 0)
+		return ret;
+	if (ctx.found)
+		return 0;
+	if (ctx.ret < 0)
+		return ctx.ret;
+	/* The PF has the VF but the list stopped short of it: the nest overflowed. */
+	return (uint32_t)vf_index < ctx.num_vf ? -EOVERFLOW : -ENOENT;
+}
+
+int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
+{
+	static const unsigned order[] = {
+		PF_VF_VLAN, PF_VF_MAC, PF_VF_RATE, PF_VF_SPOOFCHK, PF_VF_TRUST, PF_VF_LINK_STATE,
+	};
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct nlattr *list, *info;
+	int ret, lock_fd = -1;
+	size_t i;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	ret = check_vf_config(cfg);
+	if (ret < 0 || !(cfg->mask & PF_VF_ALL))
+		return ret;
+	if (pf->lock_dirfd >= 0) {
+		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS);
+		if (lock_fd < 0)
+			return lock_fd;
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!(cfg->mask & order[i]))
+			continue;
+		nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
+		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
+		info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
+		put_vf_field(nlh, order[i], vf_index, cfg);
+		mnl_attr_nest_end(nlh, info);
+		mnl_attr_nest_end(nlh, list);
+		ret = pf_xfer(pf, nlh, NULL, NULL);
+		if (ret < 0)
+			break;
+	}
+	lock_release(lock_fd);
+	return ret;
+}
+
+void pf_vf_config_default(struct pf_vf_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mask = PF_VF_MAC | PF_VF_VLAN | PF_VF_SPOOFCHK | PF_VF_TRUST | PF_VF_LINK_STATE |
+		    PF_VF_RATE;
+	cfg->vlan_proto = ETH_P_8021Q;
+	cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
+}
