@@ -12,6 +12,7 @@
  * pf_vf_info_parse.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
+#include "file.h"
 #include "valid.h"
 #include "link.h"
 #include "lock.h"
@@ -92,8 +94,8 @@ static int sysfs_config_line(const char *key, const char *val, struct pf_vf_conf
 int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
 		    struct pf_vf_config *cfg)
 {
-	char path[PATH_MAX], line[256], *colon, *key, *val, *e;
-	FILE *f;
+	char path[PATH_MAX], text[4096], *line, *next, *colon, *key, *val, *e;
+	ssize_t n;
 	int ret = 0;
 
 	if (vf_index < 0)
@@ -102,13 +104,16 @@ int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
 		       pf_bdf, vf_index);
 	if (ret < 0 || (size_t)ret >= sizeof(path))
 		return -ENAMETOOLONG;
+	n = file_read(AT_FDCWD, path, 0, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
 	ret = 0;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->vlan_proto = ETH_P_8021Q;
-	while (ret == 0 && fgets(line, sizeof(line), f)) {
+	for (line = text; ret == 0 && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
 		colon = strchr(line, ':');
 		if (!colon)
 			continue;
@@ -119,10 +124,9 @@ int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
 		val = colon + 1;
 		while (*val == ' ' || *val == '\t')
 			val++;
-		val[strcspn(val, " \t\n")] = '\0';
+		val[strcspn(val, " \t")] = '\0';
 		ret = sysfs_config_line(key, val, cfg);
 	}
-	fclose(f);
 	if (ret == 0 && !(cfg->mask & PF_VF_MAC))
 		ret = -EBADMSG;
 	return ret;

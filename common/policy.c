@@ -19,6 +19,7 @@
 
 static const char *const keys[POLICY_N] = {
 	"allowedStateDirs", "allowedDataDirs", "allowedLogDirs", "allowedDeviceInfoDirs",
+	"allowedResolvConfDirs",
 };
 
 /* /var/run as well as /run: a path is matched as written, before resolving. */
@@ -27,6 +28,8 @@ static const char *const builtin[POLICY_N][4] = {
 	{ "/var/lib/cni/pool-ipam", "/run/cni/pool-ipam", "/var/run/cni/pool-ipam", NULL },
 	{ "/var/log/sriov-rdma-cni", NULL },
 	{ "/var/run/k8s.cni.cncf.io/devinfo", "/run/k8s.cni.cncf.io/devinfo", NULL },
+	/* Where resolv.conf files live: /etc/resolv.conf often links to systemd-resolved's. */
+	{ "/etc", "/run/systemd/resolve", "/var/run/systemd/resolve", NULL },
 };
 
 struct node_policy {

@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * policy: where a NAD may make the plugins create, write and delete files.
+ * policy: where a NAD may make the plugins create, write, delete or read files.
  *
  * A NetworkAttachmentDefinition is tenant input, and the plugins run as
  * root: every path a config names (stateDir, ipam.dataDir, logFile,
- * ipam.logFile, runtimeConfig.CNIDeviceInfoFile) must lie in one of the
- * allowed directories of its kind. The built-ins are where the plugins and
+ * ipam.logFile, runtimeConfig.CNIDeviceInfoFile, ipam.resolvConf) must lie
+ * in one of the allowed directories of its kind. The built-ins are where the plugins and
  * Multus put things; a node admin widens them in a node-local file that
  * NADs cannot touch:
  *
  *   /etc/cni/sriov-rdma-cni.json   (SRIOV_RDMA_CNI_NODE_CONFIG overrides,
  *                                   set by whoever runs the runtime)
  *   { "allowedStateDirs": ["/data/cni/state"], "allowedDataDirs": [...],
- *     "allowedLogDirs": [...], "allowedDeviceInfoDirs": [...] }
+ *     "allowedLogDirs": [...], "allowedDeviceInfoDirs": [...],
+ *     "allowedResolvConfDirs": [...] }
  *
  * at most POLICY_MAX_DIRS each, absolute. An allowed directory is resolved
  * through the system's symlinks (/var/run is /run on Debian); below it,
@@ -32,6 +33,7 @@ enum policy_dir {
 	POLICY_DATA,		/* pool-ipam dataDir */
 	POLICY_LOG,		/* logFile, ipam.logFile */
 	POLICY_DEVINFO,		/* runtimeConfig.CNIDeviceInfoFile */
+	POLICY_RESOLV,		/* ipam.resolvConf, read into the result */
 	POLICY_N
 };
 

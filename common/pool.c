@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "lock.h"
 #include "log.h"
 #include "state.h"
@@ -27,17 +28,11 @@ int pool_boot_id(const char *proc_root, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", proc_root);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
+	n = file_read(AT_FDCWD, path, 0, buf, len);
 	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
+		return n < 0 ? (int)n : -ENODATA;
 	buf[strcspn(buf, "\n")] = '\0';
 	return buf[0] ? 0 : -ENODATA;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "file.h"
 #include "vf.h"
 
 /* ---- PCI addresses ---- */
@@ -136,16 +137,10 @@ static int read_hex16(const char *path, uint16_t *v)
 	char buf[32], *end;
 	unsigned long x;
 	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = file_read(AT_FDCWD, path, 0, buf, sizeof(buf));
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+		return (int)n;
 	errno = 0;
 	x = strtoul(buf, &end, 16);
 	if (errno || end == buf || (*end && *end != '\n') || x > 0xffff)

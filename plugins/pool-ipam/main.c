@@ -20,6 +20,7 @@
 
 #include "cni.h"
 #include "conf.h"
+#include "file.h"
 #include "ipam.h"
 #include "ippool.h"
 #include "log.h"
@@ -366,63 +367,55 @@ static int requests(const struct cni_request *req, struct ipam_addr *out, int *n
 }
 
 /*
- * Non-blocking and regular only: a FIFO or a device named here must not
- * hang the attach. A read error is an error, and a file larger than any
- * resolver reads is refused, not cut.
+ * The file's lines go into the result the runtime logs and hands on, so a
+ * NAD may name only a file in a directory the node allows for them, where
+ * the path leads once every symlink is followed (/etc/resolv.conf is often
+ * a link into /run/systemd/resolve). Non-blocking and regular only: a FIFO
+ * or a device named here must not hang the attach. A read error is an
+ * error, and a file larger than any resolver reads is refused, not cut.
  */
 static int read_resolv_conf(const char *path, struct cni_dns *dns, struct cni_error *err)
 {
-	struct stat st;
+	char real[PATH_MAX], allowed[PATH_MAX], why[PATH_MAX + 512];
 	char *buf = NULL;
-	ssize_t n = 0;
-	size_t len = 0;
-	int fd, ret = 0;
+	size_t len;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	if (!realpath(path, real))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.resolvConf: cannot read %s: %s",
 				  path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				 "ipam.resolvConf: %s is not a regular file; name a resolv.conf", path);
-		goto out;
+	if (policy_resolve(POLICY_RESOLV, real, allowed, sizeof(allowed), why, sizeof(why)) < 0) {
+		if (strcmp(real, path))
+			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+					  "ipam.resolvConf: %s is a link: %s", path, why);
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.resolvConf: %s", why);
 	}
-	if (st.st_size > RESOLV_CONF_MAX) {
-		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				 "ipam.resolvConf: %s is larger than %d KiB; name a resolv.conf",
-				 path, RESOLV_CONF_MAX / 1024);
-		goto out;
+	/* No link now: one put in place since realpath() is refused, not followed. */
+	ret = file_read_alloc(AT_FDCWD, allowed, O_NONBLOCK | O_NOCTTY | O_NOFOLLOW,
+			      RESOLV_CONF_MAX, &buf, &len);
+	switch (ret) {
+	case 0:
+		break;
+	case -EFBIG:
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "ipam.resolvConf: %s is larger than %d KiB; name a resolv.conf",
+				  path, RESOLV_CONF_MAX / 1024);
+	case -EISDIR:
+	case -EINVAL:
+	case -ELOOP:
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
+				  "ipam.resolvConf: %s is not a regular file; name a resolv.conf", path);
+	case -EIO:
+	case -ENOMEM:
+		return cni_errorf(err, CNI_ERR_IO, "ipam.resolvConf: cannot read %s: %s", path,
+				  strerror(-ret));
+	default:
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.resolvConf: cannot read %s: %s",
+				  path, strerror(-ret));
 	}
-	buf = malloc(RESOLV_CONF_MAX + 2);
-	if (!buf) {
-		ret = cni_errorf(err, CNI_ERR_IO, "out of memory");
-		goto out;
-	}
-	while (len <= RESOLV_CONF_MAX) {
-		n = read(fd, buf + len, RESOLV_CONF_MAX + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	if (n < 0) {
-		ret = cni_errorf(err, CNI_ERR_IO, "ipam.resolvConf: cannot read %s: %s", path,
-				 strerror(errno));
-		goto out;
-	}
-	if (len > RESOLV_CONF_MAX) {
-		ret = cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				 "ipam.resolvConf: %s is larger than %d KiB; name a resolv.conf",
-				 path, RESOLV_CONF_MAX / 1024);
-		goto out;
-	}
-	buf[len] = '\0';
 	ipam_resolv_conf_parse(buf, dns);
-out:
 	free(buf);
-	close(fd);
-	return ret;
+	return 0;
 }
 
 /*

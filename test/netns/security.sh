@@ -93,6 +93,32 @@ t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type
 t_eq "$(t_jq .code)" 7 "over 64 KiB: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "64 KiB" "says why"
 
+# The file's nameserver, search and options lines would go into the result:
+# a NAD must not read them out of any root-readable file.
+t_begin "resolvConf outside the allowed directories, or a link leading out: refused, nothing allocated"
+printf 'nameserver 10.9.9.9\nsearch secret.example\n' > "$OUTSIDE/resolv.conf"
+SUM0=$(cd "$OUTSIDE" && find . -mindepth 1 -printf '%p %s %T@\n' | sort | md5sum)
+printf 'nameserver 10.8.8.8\nsearch pods.example\n' > "$T_TMP/resolv.conf"
+ln -s "$OUTSIDE/resolv.conf" "$T_TMP/leads-out.conf"
+rc_conf() { # resolvConf
+	echo "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$1\"}}"
+}
+t_exec pool-ipam ADD "$(rc_conf "$OUTSIDE/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$(t_jq .code)" 7 "outside: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "ipam.resolvConf" "names the field"
+t_contains "$(t_jq .msg)" "allowedResolvConfDirs" "says how a node admin allows one"
+t_exec pool-ipam ADD "$(rc_conf "$T_TMP/leads-out.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$(t_jq .code)" 7 "a link leading out: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "$OUTSIDE/resolv.conf" "names where the link leads"
+t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 0 "no address was reserved"
+t_exec pool-ipam ADD "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$T_RC" 0 "an allowed resolv.conf: ADD succeeds ($T_OUT)"
+t_eq "$(t_jq '.dns.nameservers[0]')" "10.8.8.8" "its nameserver is in the result"
+t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 1 "its address is reserved"
+t_exec pool-ipam DEL "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+outside_unchanged "resolvConf"
+
 t_begin "CNI_NETNS naming the host's own namespace, by any path"
 sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\"" "$POOL"
 touch "$T_TMP/hostns"
