@@ -393,11 +393,7 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 
 /* ---- raw requests (libmnl) ---- */
 
-/*
- * libmnl 1.0.4 leaves the alignment padding after an attribute unwritten:
- * zero the whole buffer so no stale stack bytes reach the kernel.
- */
-static struct nlmsghdr *put_link_hdr(char *buf, size_t size, uint16_t type, int ifindex)
+struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex)
 {
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
@@ -423,7 +419,7 @@ int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const stru
 		return -EBADF;
 	if (!s->name || !s->name[0] || strlen(s->name) >= IFNAMSIZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
 	ifi = mnl_nlmsg_get_payload(nlh);
 	ifi->ifi_change = IFF_UP;
 	ifi->ifi_flags = s->up ? IFF_UP : 0;
@@ -444,7 +440,7 @@ int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
 
 	if (len >= IFALIASZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
 	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
 	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
 	return xfer(ls, nlh, NULL, NULL);
@@ -489,7 +485,7 @@ int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max,
 	int ret;
 
 	*n = 0;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, ifindex);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_GETLINK, ifindex);
 	ret = xfer(ls, nlh, altnames_cb, &ctx);
 	if (ret < 0)
 		return ret;
@@ -506,7 +502,7 @@ int link_del_altname(struct link_sock *ls, int ifindex, const char *altname)
 
 	if (len == 0 || len >= ALTIFNAMSIZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_DELLINKPROP, ifindex);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_DELLINKPROP, ifindex);
 	nest = mnl_attr_nest_start(nlh, IFLA_PROP_LIST);
 	mnl_attr_put_strz(nlh, IFLA_ALT_IFNAME, altname);
 	mnl_attr_nest_end(nlh, nest);
@@ -523,7 +519,7 @@ int link_set_up_index(struct link_sock *ls, int ifindex, bool up)
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_NEWLINK, ifindex);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_NEWLINK, ifindex);
 	ifi = mnl_nlmsg_get_payload(nlh);
 	ifi->ifi_flags = up ? IFF_UP : 0;
 	ifi->ifi_change = IFF_UP;
@@ -585,7 +581,7 @@ int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_inf
 	*n = 0;
 	if (!name[0] || strlen(name) >= IFNAMSIZ)
 		return -EINVAL;
-	nlh = put_link_hdr(buf, sizeof(buf), RTM_GETLINK, 0);
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_GETLINK, 0);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	ret = xfer(ls, nlh, link_alt_cb, &ctx);
 	if (ret < 0)

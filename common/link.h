@@ -16,6 +16,7 @@
 #include "result.h"
 
 struct link_sock;
+struct nlmsghdr;
 
 struct link_info {
 	int ifindex;
@@ -65,6 +66,14 @@ struct link_shape {
  * in the target under either name: the caller looks for both.
  */
 int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s);
+
+/*
+ * A request on one link (ifindex, or 0 to name it by attribute) with
+ * NLM_F_REQUEST, built at the start of buf, for the raw libmnl requests of
+ * link and pf. libmnl 1.0.4 leaves the alignment padding after an attribute
+ * unwritten: the whole buffer is zeroed, so no stale bytes reach the kernel.
+ */
+struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex);
 
 /* Alternative names (IFLA_PROP_LIST / IFLA_ALT_IFNAME). */
 int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n);

@@ -269,23 +269,11 @@ int pf_vf_info_parse(const struct nlattr *info, int *vf, struct pf_vf_config *cf
 	return 0;
 }
 
-/*
- * libmnl 1.0.4 leaves the alignment padding after an attribute (the
- * interface name's, for one) unwritten: zero the whole buffer, also between
- * the messages pf_set builds in it, so no stale bytes reach the kernel.
- */
+/* The PF by name: pf_set builds each message afresh in the same buffer. */
 static struct nlmsghdr *put_pf_hdr(char *buf, size_t size, uint16_t type, const char *pf)
 {
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh = link_msg_hdr(buf, size, type, 0);
 
-	memset(buf, 0, size);
-	nlh = mnl_nlmsg_put_header(buf);
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, pf);
 	return nlh;
 }
