@@ -2,7 +2,7 @@
 /*
  * nlio: the netlink plumbing every module shares: the socket, sequence
  * numbers, and the loop that sends one request and reads its replies up to
- * the ACK or the end of a dump. link, vf and rdma only build requests and
+ * the ACK or the end of a dump. link, pf and rdma only build requests and
  * parse replies (with their attribute tables); none opens a socket or
  * reads one.
  *
