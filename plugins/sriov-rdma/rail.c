@@ -42,6 +42,9 @@ static const struct { const char *key, *value; } rail_keys[] = {
 	{ "rp_filter", "0" },
 	{ "accept_local", "1" },
 };
+/* The record keeps these and all.rp_filter. */
+_Static_assert(sizeof(rail_keys) / sizeof(rail_keys[0]) + 1 == SRIOV_RAIL_SYSCTLS,
+	       "SRIOV_RAIL_SYSCTLS counts multiRail's sysctls");
 
 static int parse_sysctls(const struct cni_request *req, struct sriov_conf *conf,
 			 struct cni_error *err)
@@ -211,35 +214,35 @@ void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *s
 	st->n_saved = 0;
 }
 
+/* name at value, unless a "sysctl" entry of the config set it after multiRail did. */
+static void made_sysctl(const struct sriov_conf *conf, struct sriov_rail_made *made,
+			const char *name, const char *value)
+{
+	int n = made->n_sysctls++, k;
+
+	snprintf(made->sysctl_name[n], sizeof(made->sysctl_name[n]), "%s", name);
+	for (k = 0; k < conf->n_sysctls; k++)
+		if (!strcmp(conf->sysctls[k].name, name))
+			value = conf->sysctls[k].value;
+	snprintf(made->sysctl_value[n], sizeof(made->sysctl_value[n]), "%s", value);
+}
+
 void sriov_rail_sysctls_made(const struct sriov_conf *conf, const char *ifname,
 			     struct sriov_rail_made *made)
 {
+	char name[SYSCTL_NAME_MAX + 1];
 	size_t i;
-	int n, k;
 
 	made->n_sysctls = 0;
 	if (!conf->multi_rail)
 		return;
 	made->known = true;
-	for (i = 0; i <= sizeof(rail_keys) / sizeof(rail_keys[0]); i++) {
-		n = made->n_sysctls++;
-		if (i < sizeof(rail_keys) / sizeof(rail_keys[0])) {
-			snprintf(made->sysctl_name[n], sizeof(made->sysctl_name[n]),
-				 "net.ipv4.conf.%s.%s", ifname, rail_keys[i].key);
-			snprintf(made->sysctl_value[n], sizeof(made->sysctl_value[n]), "%s",
-				 rail_keys[i].value);
-		} else {
-			/* rp_filter_all leaves it at 0, set or found. */
-			snprintf(made->sysctl_name[n], sizeof(made->sysctl_name[n]),
-				 "net.ipv4.conf.all.rp_filter");
-			snprintf(made->sysctl_value[n], sizeof(made->sysctl_value[n]), "0");
-		}
-		/* The config's sysctls come last and win. */
-		for (k = 0; k < conf->n_sysctls; k++)
-			if (!strcmp(conf->sysctls[k].name, made->sysctl_name[n]))
-				snprintf(made->sysctl_value[n], sizeof(made->sysctl_value[n]), "%s",
-					 conf->sysctls[k].value);
+	for (i = 0; i < sizeof(rail_keys) / sizeof(rail_keys[0]); i++) {
+		snprintf(name, sizeof(name), "net.ipv4.conf.%s.%s", ifname, rail_keys[i].key);
+		made_sysctl(conf, made, name, rail_keys[i].value);
 	}
+	/* rp_filter_all leaves it at 0, found so or set. */
+	made_sysctl(conf, made, "net.ipv4.conf.all.rp_filter", "0");
 }
 
 /* "10.1.0.5/24" -> "10.1.0.0/24"; *v4 tells the family. */
