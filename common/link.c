@@ -215,6 +215,26 @@ int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8
 	return 0;
 }
 
+/*
+ * The same dump, each object handed to fn as it is parsed: a libnl cache
+ * refuses a second object with the same key (two routes to one destination
+ * in one table, as rails sharing a subnet's route make), and fails the dump.
+ */
+int link_dump_each(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
+		   void (*fn)(struct nl_object *obj, void *arg), void *arg)
+{
+	char buf[64];
+	struct obj_ctx c = { .fn = fn, .arg = arg };
+	struct nlmsghdr *nlh;
+
+	memset(buf, 0, sizeof(buf));
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_DUMP;
+	*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
+	return obj_xfer(ls, nlh, &c);
+}
+
 /* ---- links ---- */
 
 static void fill_info(struct rtnl_link *l, struct link_info *info)

@@ -96,6 +96,17 @@ int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table);
 int link_rule_has(struct link_sock *ls, const char *cidr, uint32_t table, bool *has);
 int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table);
 int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table);
+/*
+ * One dump each, for a caller that verifies many at once: *missing is the
+ * index of the first of cidrs[n] without a "from" rule to table, or of the
+ * first of rts[n] (each in its .table, on ifindex) that no table holds;
+ * -1 when none is missing. Two routes to one destination in one table (a
+ * pod's rails sharing an IPAM route) are both seen. At most 128 routes.
+ */
+int link_rules_missing(struct link_sock *ls, const char *const *cidrs, int n, uint32_t table,
+		       int *missing);
+int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_route *rts, int n,
+			int *missing);
 
 /*
  * Gratuitous ARP (IPv4) or unsolicited neighbour advertisement (IPv6) for

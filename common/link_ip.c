@@ -224,49 +224,97 @@ static bool nh_matches(struct rtnl_route *r, int ifindex, const struct nl_addr *
 		       nl_addr_get_len(gw));
 }
 
-int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
+/* rt's destination dst and gateway gw (NULL: none) in its table, on ifindex. */
+static bool route_matches(struct rtnl_route *r, const struct cni_route *rt, struct nl_addr *dst,
+			  const struct nl_addr *gw, int ifindex)
 {
-	struct nl_cache *cache;
-	struct nl_object *obj;
-	struct nl_addr *dst, *gw = NULL;
 	uint32_t table = rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
-	int family, ret;
+	struct nl_addr *rdst = rtnl_route_get_dst(r);
 
-	*has = false;
-	ret = parse_cidr(rt->dst, &dst);
-	if (ret < 0)
-		return ret;
-	family = nl_addr_get_family(dst);
-	if (rt->gw[0]) {
-		ret = parse_gw(rt->gw, family, &gw);
-		if (ret < 0)
-			goto out_dst;
-	}
-	ret = link_dump_cache(ls, "route/route", RTM_GETROUTE, (uint8_t)family, sizeof(struct rtmsg),
-			 &cache);
-	if (ret < 0)
-		goto out_gw;
-	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
-		struct rtnl_route *r = (struct rtnl_route *)obj;
-		struct nl_addr *rdst = rtnl_route_get_dst(r);
+	/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
+	if (rtnl_route_get_table(r) != table || !rdst ||
+	    nl_addr_get_family(rdst) != nl_addr_get_family(dst) ||
+	    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
+	    nl_addr_cmp_prefix(rdst, dst) != 0)
+		return false;
+	if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
+		return false;
+	return nh_matches(r, ifindex, gw);
+}
 
-		/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
-		if (rtnl_route_get_table(r) != table || !rdst ||
-		    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
-		    nl_addr_cmp_prefix(rdst, dst) != 0)
-			continue;
-		if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
-			continue;
-		if (nh_matches(r, ifindex, gw)) {
-			*has = true;
-			break;
+/* The routes a dump looks for, parsed once; found[i] once one matches rts[i]. */
+#define ROUTES_WANT_MAX	128
+struct routes_want {
+	int ifindex, n;
+	const struct cni_route *rts;
+	struct nl_addr *dst[ROUTES_WANT_MAX], *gw[ROUTES_WANT_MAX];
+	bool found[ROUTES_WANT_MAX];
+};
+
+static void route_seen(struct nl_object *obj, void *arg)
+{
+	struct routes_want *w = arg;
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (!w->found[i])
+			w->found[i] = route_matches((struct rtnl_route *)obj, &w->rts[i], w->dst[i],
+						    w->gw[i], w->ifindex);
+}
+
+int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_route *rts, int n,
+			int *missing)
+{
+	struct routes_want *w;
+	uint8_t family = AF_UNSPEC;
+	int i, ret = 0, tries = 0;
+
+	*missing = -1;
+	if (n <= 0)
+		return 0;
+	if (n > ROUTES_WANT_MAX)
+		return -E2BIG;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->ifindex = ifindex;
+	w->rts = rts;
+	for (i = 0; i < n && ret == 0; i++, w->n++) {
+		ret = parse_cidr(rts[i].dst, &w->dst[i]);
+		if (ret == 0 && rts[i].gw[0] &&
+		    (ret = parse_gw(rts[i].gw, nl_addr_get_family(w->dst[i]), &w->gw[i])) < 0) {
+			nl_addr_put(w->dst[i]);
+			w->dst[i] = NULL;
 		}
 	}
-	nl_cache_free(cache);
-out_gw:
-	nl_addr_put(gw);
-out_dst:
-	nl_addr_put(dst);
+	if (ret < 0)
+		goto out;
+	/* One family asked for: a dump of it alone; else every family in one dump. */
+	family = (uint8_t)nl_addr_get_family(w->dst[0]);
+	for (i = 1; i < n; i++)
+		if (nl_addr_get_family(w->dst[i]) != family)
+			family = AF_UNSPEC;
+	/* A dump interrupted by a change starts over: a match seen twice is still one. */
+	do
+		ret = link_dump_each(ls, RTM_GETROUTE, family, sizeof(struct rtmsg), route_seen, w);
+	while (ret == -EINTR && ++tries < 10);
+	for (i = 0; ret == 0 && i < n && *missing < 0; i++)
+		if (!w->found[i])
+			*missing = i;
+out:
+	for (i = 0; i < w->n; i++) {
+		nl_addr_put(w->dst[i]);
+		nl_addr_put(w->gw[i]);
+	}
+	free(w);
+	return ret;
+}
+
+int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
+{
+	int missing, ret = link_routes_missing(ls, ifindex, rt, 1, &missing);
+
+	*has = ret == 0 && missing < 0;
 	return ret;
 }
 
@@ -368,6 +416,40 @@ int link_rule_del(struct link_sock *ls, const char *cidr, uint32_t table)
 	bool had;
 
 	return rules_from(ls, cidr, table, true, &had);
+}
+
+int link_rules_missing(struct link_sock *ls, const char *const *cidrs, int n, uint32_t table,
+		       int *missing)
+{
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
+	struct nl_addr *src;
+	bool has = true;
+	int i, ret;
+
+	*missing = -1;
+	if (n <= 0)
+		return 0;
+	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < n && has; i++) {
+		ret = parse_host(cidrs[i], &src);
+		if (ret < 0)
+			break;
+		has = false;
+		for (o = nl_cache_get_first(cache); o && !has; o = nl_cache_get_next(o)) {
+			struct rtnl_rule *r = (struct rtnl_rule *)o;
+			struct nl_addr *rs = rtnl_rule_get_src(r);
+
+			has = rs && !nl_addr_cmp(rs, src) && rtnl_rule_get_table(r) == table;
+		}
+		nl_addr_put(src);
+		if (!has)
+			*missing = i;
+	}
+	nl_cache_free(cache);
+	return ret;
 }
 
 int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)

@@ -417,6 +417,8 @@ static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 		/* No later undo runs for this step: what it changed goes back now. */
 		if (ret < 0)
 			sriov_rail_sysctls_undo(&c->conf, &c->rail);
+		else
+			sriov_rail_sysctls_made(&c->conf, c->req->env.ifname, &c->rec.rail);
 	}
 	back = netns_leave(saved);
 	if (back < 0) {
@@ -451,7 +453,7 @@ static int routing_run(struct add_ctx *c, struct cni_error *err)
 	if (c->vf.dpdk)
 		return 0;
 	return sriov_rail_routing(&c->conf, c->pod_ls, c->req->env.ifname, c->pod_ifindex,
-				  &c->ipam, &c->rail, err);
+				  &c->ipam, &c->rail, &c->rec.rail, err);
 }
 
 static void routing_undo(struct add_ctx *c)

@@ -3,7 +3,8 @@
  * CHECK: is the attachment still what ADD made? The interface in the pod
  * under its name, MAC and MTU, its addresses, the RDMA device in the pod
  * (when ADD moved it), the VF properties on the PF, and the IPAM's own
- * reservation. Any difference is code 107 naming it.
+ * reservation; with multiRail, the interface's rules, table and sysctls.
+ * Any difference is code 107 naming it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,8 +42,9 @@ static void expected(const struct sriov_record *rec, const struct cni_result *pr
 		}
 }
 
-static int check_netdev(const struct cni_request *req, const struct sriov_record *rec,
-			const struct cni_result *prev, bool from_prev, struct cni_error *err)
+static int check_netdev(const struct cni_request *req, const struct sriov_conf *conf,
+			const struct sriov_record *rec, const struct cni_result *prev,
+			bool from_prev, struct cni_error *err)
 {
 	struct link_sock *ls = NULL;
 	struct link_info li;
@@ -55,10 +57,11 @@ static int check_netdev(const struct cni_request *req, const struct sriov_record
 		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: %s", req->env.netns,
 				  strerror(-ret));
 	ret = link_sock_open_in(pod_fd, &ls);
-	close(pod_fd);
-	if (ret < 0)
+	if (ret < 0) {
+		close(pod_fd);
 		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", req->env.netns,
 				  strerror(-ret));
+	}
 	ret = link_get_by_name(ls, rec->ifname, &li);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: not in %s (%s)", rec->ifname, req->env.netns,
@@ -109,9 +112,11 @@ static int check_netdev(const struct cni_request *req, const struct sriov_record
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = sriov_rail_check(rec, conf->multi_rail, conf->proc_root, ls, pod_fd, li.ifindex,
+			       req->env.netns, err);
 out:
 	link_sock_close(ls);
+	close(pod_fd);
 	return ret;
 }
 
@@ -218,7 +223,7 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 		for (i = 0; i < rec.n_addrs; i++)
 			memcpy(prev->ips[i].address, rec.addrs[i], sizeof(prev->ips[i].address));
 	}
-	if ((!rec.dpdk && check_netdev(req, &rec, prev, req->prev_result != NULL, err)) ||
+	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, err) ||
 	    check_vf_config(&rec, err))
 		goto out;

@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "link.h"
 #include "log.h"
+#include "netns.h"
 #include "sysctl.h"
 #include "sriov.h"
 
@@ -41,6 +42,9 @@ static const struct { const char *key, *value; } rail_keys[] = {
 	{ "rp_filter", "0" },
 	{ "accept_local", "1" },
 };
+/* The record keeps these and all.rp_filter. */
+_Static_assert(sizeof(rail_keys) / sizeof(rail_keys[0]) + 1 == SRIOV_RAIL_SYSCTLS,
+	       "SRIOV_RAIL_SYSCTLS counts multiRail's sysctls");
 
 static int parse_sysctls(const struct cni_request *req, struct sriov_conf *conf,
 			 struct cni_error *err)
@@ -210,6 +214,37 @@ void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *s
 	st->n_saved = 0;
 }
 
+/* name at value, unless a "sysctl" entry of the config set it after multiRail did. */
+static void made_sysctl(const struct sriov_conf *conf, struct sriov_rail_made *made,
+			const char *name, const char *value)
+{
+	int n = made->n_sysctls++, k;
+
+	snprintf(made->sysctl_name[n], sizeof(made->sysctl_name[n]), "%s", name);
+	for (k = 0; k < conf->n_sysctls; k++)
+		if (!strcmp(conf->sysctls[k].name, name))
+			value = conf->sysctls[k].value;
+	snprintf(made->sysctl_value[n], sizeof(made->sysctl_value[n]), "%s", value);
+}
+
+void sriov_rail_sysctls_made(const struct sriov_conf *conf, const char *ifname,
+			     struct sriov_rail_made *made)
+{
+	char name[SYSCTL_NAME_MAX + 1];
+	size_t i;
+
+	made->n_sysctls = 0;
+	if (!conf->multi_rail)
+		return;
+	made->known = true;
+	for (i = 0; i < sizeof(rail_keys) / sizeof(rail_keys[0]); i++) {
+		snprintf(name, sizeof(name), "net.ipv4.conf.%s.%s", ifname, rail_keys[i].key);
+		made_sysctl(conf, made, name, rail_keys[i].value);
+	}
+	/* rp_filter_all leaves it at 0, found so or set. */
+	made_sysctl(conf, made, "net.ipv4.conf.all.rp_filter", "0");
+}
+
 /* "10.1.0.5/24" -> "10.1.0.0/24"; *v4 tells the family. */
 static int subnet_of(const char *cidr, char *out, size_t len, bool *v4)
 {
@@ -242,9 +277,24 @@ static int subnet_of(const char *cidr, char *out, size_t len, bool *v4)
 	return 0;
 }
 
-static int table_routes(struct link_sock *ls, int ifindex, uint32_t table,
-			const struct cni_ip *ip, const struct cni_result *ipam, const char *ifname,
-			struct cni_error *err)
+/* Add rt to made's routes unless it is there: addresses of one subnet share their routes. */
+static int plan_one(struct sriov_rail_made *made, const struct cni_route *rt)
+{
+	int i;
+
+	for (i = 0; i < made->n_routes; i++)
+		if (!strcmp(made->routes[i].dst, rt->dst) && !strcmp(made->routes[i].gw, rt->gw) &&
+		    made->routes[i].priority == rt->priority)
+			return 0;
+	if (made->n_routes == SRIOV_MAX_RAIL_ROUTES)
+		return -E2BIG;
+	made->routes[made->n_routes++] = *rt;
+	return 0;
+}
+
+/* ip's routes in table: its subnet on-link, the default via its gateway, the IPAM's of its family. */
+static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni_result *ipam,
+		       struct sriov_rail_made *made)
 {
 	struct cni_route rt;
 	bool v4;
@@ -253,45 +303,45 @@ static int table_routes(struct link_sock *ls, int ifindex, uint32_t table,
 	cni_route_init(&rt);
 	rt.table = (int)table;
 	if (subnet_of(ip->address, rt.dst, sizeof(rt.dst), &v4) < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: address %s: not a CIDR",
-				  ip->address);
+		return -EINVAL;
 	rt.scope = RT_SCOPE_LINK;
-	ret = link_route_add(ls, ifindex, &rt);
-	if (ret < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: route to %s on %s in table "
-				  "%u: %s", rt.dst, ifname, table, strerror(-ret));
-	if (ip->gateway[0]) {
+	ret = plan_one(made, &rt);
+	if (ret == 0 && ip->gateway[0]) {
 		cni_route_init(&rt);
 		rt.table = (int)table;
 		snprintf(rt.dst, sizeof(rt.dst), "%s", v4 ? "0.0.0.0/0" : "::/0");
 		snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
-		ret = link_route_add(ls, ifindex, &rt);
-		if (ret < 0)
-			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: default route via %s "
-					  "on %s in table %u: %s", ip->gateway, ifname, table,
-					  strerror(-ret));
+		ret = plan_one(made, &rt);
 	}
-	for (i = 0; i < ipam->n_routes; i++) {
+	for (i = 0; ret == 0 && i < ipam->n_routes; i++) {
 		if ((strchr(ipam->routes[i].dst, ':') == NULL) != v4)
 			continue;
 		rt = ipam->routes[i];
 		rt.table = (int)table;
 		if (!rt.gw[0] && ip->gateway[0])
 			snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
-		ret = link_route_add(ls, ifindex, &rt);
-		if (ret < 0)
-			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: route to %s on %s in "
-					  "table %u: %s", rt.dst, ifname, table, strerror(-ret));
+		ret = plan_one(made, &rt);
 	}
-	return 0;
+	return ret;
+}
+
+/* "default via 10.1.0.1 dev net1", as ip-route(8) shows it. */
+static void route_text(const struct cni_route *rt, const char *ifname, char *out, size_t len)
+{
+	bool dflt = !strcmp(rt->dst, "0.0.0.0/0") || !strcmp(rt->dst, "::/0");
+
+	snprintf(out, len, "%s%s%s dev %s", dflt ? "default" : rt->dst, rt->gw[0] ? " via " : "",
+		 rt->gw, ifname);
 }
 
 int sriov_rail_routing(const struct sriov_conf *conf, struct link_sock *ls,
 		       const char *ifname, int ifindex, const struct cni_result *ipam,
-		       struct sriov_rail *st, struct cni_error *err)
+		       struct sriov_rail *st, struct sriov_rail_made *made,
+		       struct cni_error *err)
 {
 	uint32_t table = conf->route_table;
-	int i, ret;
+	char text[256];
+	int i, k, ret;
 
 	if (!conf->multi_rail || !ipam->n_ips)
 		return 0;
@@ -300,10 +350,26 @@ int sriov_rail_routing(const struct sriov_conf *conf, struct link_sock *ls,
 		return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: no free routing table in the "
 				  "pod: %s", strerror(-ret));
 	st->table = table;
+	made->table = table;
+	made->n_routes = 0;
 	for (i = 0; i < ipam->n_ips; i++) {
-		ret = table_routes(ls, ifindex, table, &ipam->ips[i], ipam, ifname, err);
+		k = made->n_routes;
+		ret = plan_routes(table, &ipam->ips[i], ipam, made);
+		if (ret == -E2BIG)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: more than %d routes for "
+					  "table %u; give the ipam fewer routes",
+					  SRIOV_MAX_RAIL_ROUTES, table);
 		if (ret < 0)
-			return ret;
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: address %s: not a CIDR",
+					  ipam->ips[i].address);
+		for (; k < made->n_routes; k++) {
+			ret = link_route_add(ls, ifindex, &made->routes[k]);
+			if (ret < 0) {
+				route_text(&made->routes[k], ifname, text, sizeof(text));
+				return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: route '%s' in "
+						  "table %u: %s", text, table, strerror(-ret));
+			}
+		}
 		ret = link_rule_add(ls, ipam->ips[i].address, table);
 		if (ret < 0)
 			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: rule from %s lookup %u: "
@@ -343,4 +409,96 @@ void sriov_rail_release(const struct sriov_record *rec, struct link_sock *ls)
 			log_warn("cannot remove the rules from %s in the pod: %s", rec->addrs[i],
 				 strerror(-ret));
 	}
+}
+
+/* Sysctl values are numbers here: the kernel reads back "1" for a written "01". */
+static bool same_value(const char *want, const char *got)
+{
+	char *end1, *end2;
+	long a = strtol(want, &end1, 10), b = strtol(got, &end2, 10);
+
+	if (*want && !*end1 && *got && !*end2)
+		return a == b;
+	return !strcmp(want, got);
+}
+
+/* Every recorded sysctl in one visit to the pod: a setns each would cost more than the reads. */
+static int check_sysctls(const struct sriov_rail_made *made, const char *proc_root, int pod_fd,
+			 const char *netns, struct cni_error *err)
+{
+	char got[SYSCTL_VALUE_MAX + 1];
+	int saved, back, ret = 0, i;
+
+	if (!made->n_sysctls)
+		return 0;
+	back = netns_enter(pod_fd, &saved);
+	if (back < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s", netns,
+				  strerror(-back));
+	for (i = 0; i < made->n_sysctls && ret == 0; i++) {
+		ret = sysctl_read_in(-1, proc_root, made->sysctl_name[i], got, sizeof(got));
+		if (ret < 0)
+			cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: cannot read %s in the pod: %s",
+				   made->sysctl_name[i], strerror(-ret));
+		else if (!same_value(made->sysctl_value[i], got))
+			ret = cni_errorf(err, CNI_ERR_DRIFT, "multiRail: %s is %s in the pod, ADD "
+					 "set %s; a process changed it: set it back (sysctl -w "
+					 "%s=%s in the pod) or delete and re-create the pod",
+					 made->sysctl_name[i], got, made->sysctl_value[i],
+					 made->sysctl_name[i], made->sysctl_value[i]);
+	}
+	back = netns_leave(saved);
+	if (back < 0) {
+		log_error("cannot return to the host network namespace: %s", strerror(-back));
+		if (ret == 0)
+			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
+					 "namespace: %s", strerror(-back));
+	}
+	return ret < 0 ? -1 : 0;
+}
+
+int sriov_rail_check(const struct sriov_record *rec, bool multi_rail, const char *proc_root,
+		     struct link_sock *ls, int pod_fd, int ifindex, const char *netns,
+		     struct cni_error *err)
+{
+	const struct sriov_rail_made *made = &rec->rail;
+	const char *cidrs[CNI_MAX_IPS];
+	char addr[64], text[256];
+	int i, missing, ret;
+
+	if (!made->known) {
+		if (multi_rail)
+			log_debug("multiRail: the record of %s:%s predates the rail fields (table, "
+				  "routes, sysctls); CHECK does not verify them", rec->container_id,
+				  rec->ifname);
+		return 0;
+	}
+	if (made->table && rec->n_addrs) {
+		for (i = 0; i < rec->n_addrs; i++)
+			cidrs[i] = rec->addrs[i];
+		ret = link_rules_missing(ls, cidrs, rec->n_addrs, made->table, &missing);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: cannot read the pod's "
+					  "rules: %s", strerror(-ret));
+		if (missing >= 0) {
+			snprintf(addr, sizeof(addr), "%s", rec->addrs[missing]);
+			addr[strcspn(addr, "/")] = '\0';
+			return cni_errorf(err, CNI_ERR_DRIFT, "multiRail: no rule 'from %s lookup %u' "
+					  "in the pod; a process removed it: delete and re-create "
+					  "the pod", addr, made->table);
+		}
+	}
+	if (made->table) {
+		ret = link_routes_missing(ls, ifindex, made->routes, made->n_routes, &missing);
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: cannot read the pod's "
+					  "routes: %s", strerror(-ret));
+		if (missing >= 0) {
+			route_text(&made->routes[missing], rec->ifname, text, sizeof(text));
+			return cni_errorf(err, CNI_ERR_DRIFT, "multiRail: no route '%s' in table %u "
+					  "of the pod; a process removed it: delete and re-create "
+					  "the pod", text, made->table);
+		}
+	}
+	return check_sysctls(made, proc_root, pod_fd, netns, err);
 }

@@ -20,6 +20,7 @@
 #include "link.h"
 #include "policy.h"
 #include "state.h"
+#include "sysctl.h"
 #include "sriov.h"
 
 #define RECORD_VERSION 1
@@ -179,6 +180,76 @@ static int vfcfg_from_json(const cJSON *o, struct pf_vf_config *c)
 	return 0;
 }
 
+/*
+ * "multiRail": {"table": 101, "routes": [{"dst", "gw", "priority"}],
+ * "sysctls": {"<name>": "<value>"}}: what CHECK verifies. Absent from
+ * records written before it, which CHECK then skips (DEL needs none of it).
+ */
+static cJSON *rail_to_json(const struct sriov_rail_made *m)
+{
+	cJSON *o = cJSON_CreateObject(), *routes, *rt, *sysctls;
+	bool ok = o != NULL;
+	int i;
+
+	ok = ok && cJSON_AddNumberToObject(o, "table", m->table);
+	routes = ok ? cJSON_AddArrayToObject(o, "routes") : NULL;
+	for (i = 0, ok = routes != NULL; ok && i < m->n_routes; i++) {
+		rt = cJSON_CreateObject();
+		ok = rt && cJSON_AddItemToArray(routes, rt) &&
+		     cJSON_AddStringToObject(rt, "dst", m->routes[i].dst) &&
+		     (!m->routes[i].gw[0] || cJSON_AddStringToObject(rt, "gw", m->routes[i].gw)) &&
+		     (m->routes[i].priority == CNI_UNSET ||
+		      cJSON_AddNumberToObject(rt, "priority", m->routes[i].priority));
+	}
+	sysctls = ok ? cJSON_AddObjectToObject(o, "sysctls") : NULL;
+	for (i = 0, ok = sysctls != NULL; ok && i < m->n_sysctls; i++)
+		ok = cJSON_AddStringToObject(sysctls, m->sysctl_name[i], m->sysctl_value[i]) != NULL;
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Names reach paths under /proc/sys: the record's must be ones ADD could have set on ifname. */
+static int rail_from_json(const cJSON *o, const char *ifname, struct sriov_rail_made *m)
+{
+	const cJSON *it, *routes = get(o, "routes"), *sysctls = get(o, "sysctls");
+	long long table, prio;
+	char why[128];
+	struct cni_route *rt;
+
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o) || !int_ok(o, "table", 0, UINT32_MAX, true, 0, &table) ||
+	    (routes && !cJSON_IsArray(routes)) || (sysctls && !cJSON_IsObject(sysctls)))
+		return -EBADMSG;
+	m->known = true;
+	m->table = (uint32_t)table;
+	cJSON_ArrayForEach(it, routes) {
+		if (m->n_routes >= SRIOV_MAX_RAIL_ROUTES)
+			return -EBADMSG;
+		rt = &m->routes[m->n_routes++];
+		cni_route_init(rt);
+		if (!cJSON_IsObject(it) || get_str(it, "dst", rt->dst, sizeof(rt->dst), true) ||
+		    get_str(it, "gw", rt->gw, sizeof(rt->gw), false) ||
+		    !int_ok(it, "priority", 0, INT32_MAX, false, CNI_UNSET, &prio))
+			return -EBADMSG;
+		rt->priority = (int)prio;
+		rt->table = (int)m->table;
+	}
+	cJSON_ArrayForEach(it, sysctls) {
+		if (m->n_sysctls >= SRIOV_RAIL_SYSCTLS || !cJSON_IsString(it) ||
+		    strlen(it->string) > SYSCTL_NAME_MAX ||
+		    sysctl_name_check(it->string, ifname, why, sizeof(why)) < 0 ||
+		    sysctl_value_check(it->valuestring) < 0)
+			return -EBADMSG;
+		strcpy(m->sysctl_name[m->n_sysctls], it->string);
+		strcpy(m->sysctl_value[m->n_sysctls++], it->valuestring);
+	}
+	return 0;
+}
+
 static cJSON *record_to_json(const struct sriov_record *r)
 {
 	cJSON *o = cJSON_CreateObject(), *addrs;
@@ -210,6 +281,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	if (ok)
 		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
 		     cJSON_AddItemToObject(o, "vfOriginal", vfcfg_to_json(&r->vf_orig));
+	if (ok && r->rail.known)
+		ok = cJSON_AddItemToObject(o, "multiRail", rail_to_json(&r->rail));
 	addrs = ok ? cJSON_AddArrayToObject(o, "addresses") : NULL;
 	for (i = 0; addrs && i < r->n_addrs; i++)
 		if (!cJSON_AddItemToArray(addrs, cJSON_CreateString(r->addrs[i])))
@@ -289,6 +362,7 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	}
 	/* Names came from a file and reach the kernel and paths: they must still be valid. */
 	if (!valid_container_id(r->container_id) || !valid_ifname(r->ifname) ||
+	    rail_from_json(get(o, "multiRail"), r->ifname, &r->rail) ||
 	    (r->netns[0] && !valid_netns_path(r->netns)) || !bdf_ok(r->bdf, true) ||
 	    !bdf_ok(r->pf_bdf, false) || (r->pf_netdev[0] && !valid_ifname(r->pf_netdev)) ||
 	    (r->host_ifname[0] && !valid_ifname(r->host_ifname)))

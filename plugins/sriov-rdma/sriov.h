@@ -22,6 +22,7 @@
 #include "link.h"
 #include "pf.h"
 #include "rdma.h"
+#include "sysctl.h"
 #include "vf.h"
 
 #define SRIOV_DEFAULT_STATE_DIR	"/var/lib/cni/sriov-rdma"
@@ -91,6 +92,26 @@ struct sriov_rail {
 	char rules[CNI_MAX_IPS][64];	/* the addresses given a rule */
 };
 
+/* multiRail's per-interface sysctls (five) and the pod's all.rp_filter. */
+#define SRIOV_RAIL_SYSCTLS	6
+/* The routes ADD puts into a rail's table (each once, however many addresses share it). */
+#define SRIOV_MAX_RAIL_ROUTES	CNI_MAX_ROUTES
+
+/*
+ * What multiRail made in the pod, as CHECK verifies it: the "from" rule of
+ * every recorded address to table, the table's routes, the sysctls' values
+ * as ADD left them. Records written before CHECK verified these lack it.
+ */
+struct sriov_rail_made {
+	bool known;			/* false: no multiRail, or an older record */
+	uint32_t table;			/* 0: no policy routing (no address) */
+	int n_routes;
+	struct cni_route routes[SRIOV_MAX_RAIL_ROUTES];
+	int n_sysctls;
+	char sysctl_name[SRIOV_RAIL_SYSCTLS][SYSCTL_NAME_MAX + 1];
+	char sysctl_value[SRIOV_RAIL_SYSCTLS][SYSCTL_VALUE_MAX + 1];
+};
+
 /*
  * What an ADD changed, enough for DEL, CHECK and GC to undo or verify it
  * without the configuration (which may have changed since). While ADD
@@ -126,6 +147,7 @@ struct sriov_record {
 	char devinfo_file[4096];	/* "" when ADD writes none */
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
+	struct sriov_rail_made rail;
 };
 
 /* netconf.c */
@@ -165,12 +187,19 @@ bool sriov_rail_hold_down(const struct sriov_conf *conf);
 int sriov_rail_sysctls(const struct sriov_conf *conf, struct link_sock *pod_ls,
 		       const char *ifname, int ifindex, struct sriov_rail *st,
 		       struct cni_error *err);
+/* multiRail: the values of its sysctls on ifname once sriov_rail_sysctls is done, into made. */
+void sriov_rail_sysctls_made(const struct sriov_conf *conf, const char *ifname,
+			     struct sriov_rail_made *made);
 /* From inside the pod: put back the namespace-wide values sriov_rail_sysctls overwrote. */
 void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *st);
-/* multiRail: a table for ifname (ifindex) and a "from" rule per address of ipam. */
+/*
+ * multiRail: a table for ifname (ifindex) and a "from" rule per address of
+ * ipam; the table and its routes go into made.
+ */
 int sriov_rail_routing(const struct sriov_conf *conf, struct link_sock *pod_ls,
 		       const char *ifname, int ifindex, const struct cni_result *ipam,
-		       struct sriov_rail *st, struct cni_error *err);
+		       struct sriov_rail *st, struct sriov_rail_made *made,
+		       struct cni_error *err);
 void sriov_rail_routing_undo(struct link_sock *pod_ls, struct sriov_rail *st);
 /*
  * DEL, once the netdev has left the pod (pod_ls NULL: the pod is gone): the
@@ -178,6 +207,15 @@ void sriov_rail_routing_undo(struct link_sock *pod_ls, struct sriov_rail *st);
  * table's routes. Best effort: never fails.
  */
 void sriov_rail_release(const struct sriov_record *rec, struct link_sock *pod_ls);
+/*
+ * CHECK: rec's rules, table routes and sysctls (rec->rail) still as ADD left
+ * them, on ifindex of the pod (pod_fd, pod_ls a socket there): one rule dump,
+ * one route dump, one visit for the sysctls. Code 107 naming what drifted.
+ * multi_rail is the config's: a record older than rec->rail is then skipped.
+ */
+int sriov_rail_check(const struct sriov_record *rec, bool multi_rail, const char *proc_root,
+		     struct link_sock *pod_ls, int pod_fd, int ifindex, const char *netns,
+		     struct cni_error *err);
 
 /* record.c */
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);

@@ -220,10 +220,95 @@ for n in 2 4; do
 				"rail $i's rule in its own table"
 		done
 		multi_rail_checks "$n" "$pod"
+		for ((i = 0; i < n; i++)); do
+			t_cnitool check "$T_TMP/rail$i.conflist" "$pod" CNI_IFNAME="net$((i + 1))" CNI_CONTAINERID=mr
+			t_eq "$T_RC" 0 "CHECK of rail $i ($T_OUT $T_ERR)"
+		done
 	fi
 	pod_down "$n" "$pod"
 	t_eq "$(sr_state_files)" "" "no record left"
 done
+
+# check_rail RAIL: CHECK of RAIL's attachment through libcni.
+check_rail() {
+	t_cnitool check "$T_TMP/rail$1.conflist" "$pod" CNI_IFNAME="net$(($1 + 1))" CNI_CONTAINERID=mr
+}
+# check_drift RAIL WHAT: CHECK of RAIL fails with code 107, its message naming WHAT.
+check_drift() {
+	check_rail "$1"
+	t_eq "$T_RC" 1 "CHECK of rail $1 fails after: $2"
+	t_eq "$(t_jq .code)" 107 "code 107 ($T_OUT)"
+	t_contains "$(t_jq .msg)" "$2" "the message names it"
+}
+
+t_begin "multiRail CHECK: a removed rule, a removed table route, a changed sysctl are code 107 naming them"
+sr_setup 2
+pod=$(t_netns)
+pns=$(basename "$pod")
+if pod_up 2 "$pod" '"multiRail": true'; then
+	check_rail 1
+	t_eq "$T_RC" 0 "CHECK on the fresh attachment ($T_OUT $T_ERR)"
+	ip -n "$pns" rule del from "${ADDR[1]}" table 101
+	check_drift 1 "no rule 'from ${ADDR[1]} lookup 101' in the pod"
+	t_contains "$(t_jq .msg)" "delete and re-create the pod" "the message says the fix"
+	check_rail 0
+	t_eq "$T_RC" 0 "the other rail still passes ($T_OUT)"
+	ip -n "$pns" rule add from "${ADDR[1]}" table 101
+	check_rail 1
+	t_eq "$T_RC" 0 "CHECK passes with the rule back ($T_OUT)"
+	ip -n "$pns" route del default table 101
+	check_drift 1 "no route 'default via 10.70.1.1 dev net2' in table 101"
+	ip -n "$pns" route add default via 10.70.1.1 dev net2 table 101
+	ip -n "$pns" route del 10.80.0.0/16 table 100
+	check_drift 0 "no route '10.80.0.0/16 via 10.70.0.1 dev net1' in table 100"
+	ip -n "$pns" route add 10.80.0.0/16 via 10.70.0.1 dev net1 table 100
+	for i in 0 1; do
+		check_rail "$i"
+		t_eq "$T_RC" 0 "CHECK of rail $i passes with the routes back ($T_OUT)"
+	done
+	nsenter --net="$pod" sysctl -qw net.ipv4.conf.net2.rp_filter=1
+	check_drift 1 "net.ipv4.conf.net2.rp_filter is 1 in the pod, ADD set 0"
+	nsenter --net="$pod" sysctl -qw net.ipv4.conf.net2.rp_filter=0
+	nsenter --net="$pod" sysctl -qw net.ipv4.conf.all.rp_filter=2
+	check_drift 0 "net.ipv4.conf.all.rp_filter is 2 in the pod, ADD set 0"
+	nsenter --net="$pod" sysctl -qw net.ipv4.conf.all.rp_filter=0
+	check_rail 1
+	t_eq "$T_RC" 0 "CHECK passes with the sysctls back ($T_OUT)"
+fi
+pod_down 2 "$pod"
+t_eq "$(sr_state_files)" "" "no record left"
+
+t_begin "multiRail CHECK: the config's sysctl overrides multiRail's value, and CHECK expects it"
+sr_setup 1
+pod=$(t_netns)
+if pod_up 1 "$pod" '"multiRail": true, "sysctl": {"net.ipv4.conf.net1.arp_ignore": "2"}'; then
+	t_eq "$(pod_sysctl "$pod" net.ipv4.conf.net1.arp_ignore)" 2 "arp_ignore as the config says"
+	check_rail 0
+	t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
+	nsenter --net="$pod" sysctl -qw net.ipv4.conf.net1.arp_ignore=1
+	check_drift 0 "net.ipv4.conf.net1.arp_ignore is 1 in the pod, ADD set 2"
+fi
+pod_down 1 "$pod"
+
+t_begin "multiRail CHECK and DEL of a record written before it held the rail fields"
+sr_setup 1
+pod=$(t_netns)
+if pod_up 1 "$pod" "\"multiRail\": true, \"logLevel\": \"debug\", \"logFile\": \"$T_TMP/old.log\""; then
+	rec="$SR_STATE/mr:net1.json"
+	t_eq "$(head -n -1 "$rec" | jq -r '.multiRail.table')" 100 "the record holds the table"
+	# The previous format: the same record without "multiRail", sealed again.
+	head -n -1 "$rec" | jq 'del(.multiRail)' > "$rec.new"
+	python3 -c 'import sys, zlib; d = open(sys.argv[1], "rb").read(); sys.stdout.buffer.write(d + b"#crc32=%08x\n" % zlib.crc32(d))' "$rec.new" > "$rec"
+	rm -f "$rec.new"
+	ip -n "$(basename "$pod")" rule del from "${ADDR[0]}" table 100
+	check_rail 0
+	t_eq "$T_RC" 0 "CHECK passes: nothing to verify the rail against ($T_OUT $T_ERR)"
+	t_contains "$(cat "$T_TMP/old.log")" "predates the rail fields" "the debug log says the rail checks were skipped"
+	ip -n "$(basename "$pod")" rule add from "${ADDR[0]}" table 100
+fi
+pod_down 1 "$pod"
+t_eq "$(sr_state_files)" "" "DEL removes the older record"
+t_not_contains "$(ip -n "$(basename "$pod")" rule show)" "from ${ADDR[0]}" "DEL removes the rule of the older record"
 
 t_begin "2-rail pod without multiRail: the same checks fail (one rail answers by the other; ARP flux)"
 sr_setup 2 && fabric 2 || t_fail "fabric setup"

@@ -69,6 +69,13 @@ IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
 t_eq "$((pod_n <= 10))" 1 "pod requests per multiRail ADD: $pod_n, at most 10"
 t_eq "$(ip netns exec "$(basename "$pod")" ip -4 rule | grep -c 'from 10.67.0')" 1 "the rule is there"
 t_eq "$(ip netns exec "$(basename "$pod")" sysctl -n net.ipv4.conf.net1.arp_ignore)" 1 "the rail's sysctls are set"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
+t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
+echo "# multiRail CHECK: netlink requests: $(last_counts)"
+IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
+t_eq "$host" 0 "multiRail CHECK asks nothing of the host ($(last_counts))"
+# Those of a plain CHECK, plus one rule dump and one route dump for the rail.
+t_eq "$((pod_n <= 4))" 1 "pod requests per multiRail CHECK: $pod_n, at most 4"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 echo "# multiRail DEL: netlink requests: $(last_counts)"

@@ -64,6 +64,24 @@ static void full_record(struct sriov_record *r)
 	r->n_addrs = 2;
 	snprintf(r->addrs[0], sizeof(r->addrs[0]), "10.56.0.10/24");
 	snprintf(r->addrs[1], sizeof(r->addrs[1]), "fd00::a/64");
+	/* multiRail: two routes in table 101, two of its sysctls. */
+	r->rail.known = true;
+	r->rail.table = 101;
+	r->rail.n_routes = 2;
+	cni_route_init(&r->rail.routes[0]);
+	snprintf(r->rail.routes[0].dst, sizeof(r->rail.routes[0].dst), "10.56.0.0/24");
+	cni_route_init(&r->rail.routes[1]);
+	snprintf(r->rail.routes[1].dst, sizeof(r->rail.routes[1].dst), "0.0.0.0/0");
+	snprintf(r->rail.routes[1].gw, sizeof(r->rail.routes[1].gw), "10.56.0.1");
+	r->rail.routes[1].priority = 7;
+	r->rail.routes[0].table = r->rail.routes[1].table = 101;
+	r->rail.n_sysctls = 2;
+	snprintf(r->rail.sysctl_name[0], sizeof(r->rail.sysctl_name[0]),
+		 "net.ipv4.conf.net1.rp_filter");
+	snprintf(r->rail.sysctl_value[0], sizeof(r->rail.sysctl_value[0]), "0");
+	snprintf(r->rail.sysctl_name[1], sizeof(r->rail.sysctl_name[1]),
+		 "net.ipv4.conf.all.rp_filter");
+	snprintf(r->rail.sysctl_value[1], sizeof(r->rail.sysctl_value[1]), "0");
 }
 
 static bool vf_config_eq(const struct pf_vf_config *a, const struct pf_vf_config *b)
@@ -104,6 +122,20 @@ static void check_same(const struct sriov_record *a, const struct sriov_record *
 	CHECK_INT(b->n_addrs, a->n_addrs);
 	for (i = 0; i < a->n_addrs && i < b->n_addrs; i++)
 		CHECK_STR(b->addrs[i], a->addrs[i]);
+	CHECK_INT(b->rail.known, a->rail.known);
+	CHECK_INT(b->rail.table, a->rail.table);
+	CHECK_INT(b->rail.n_routes, a->rail.n_routes);
+	for (i = 0; i < a->rail.n_routes && i < b->rail.n_routes; i++) {
+		CHECK_STR(b->rail.routes[i].dst, a->rail.routes[i].dst);
+		CHECK_STR(b->rail.routes[i].gw, a->rail.routes[i].gw);
+		CHECK_INT(b->rail.routes[i].priority, a->rail.routes[i].priority);
+		CHECK_INT(b->rail.routes[i].table, a->rail.routes[i].table);
+	}
+	CHECK_INT(b->rail.n_sysctls, a->rail.n_sysctls);
+	for (i = 0; i < a->rail.n_sysctls && i < b->rail.n_sysctls; i++) {
+		CHECK_STR(b->rail.sysctl_name[i], a->rail.sysctl_name[i]);
+		CHECK_STR(b->rail.sysctl_value[i], a->rail.sysctl_value[i]);
+	}
 }
 
 static int open_tmp(void)
@@ -223,6 +255,44 @@ static void test_round_trip(void)
 	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
 	CHECK(!back.in_progress);
 	close(dirfd);
+}
+
+/*
+ * multiRail's part: optional (records written before it lack it, and DEL
+ * needs none of it); when present, a sysctl name must be one ADD could set
+ * on the record's interface, since CHECK reads it under /proc/sys.
+ */
+static void test_rail(void)
+{
+	struct sriov_record r;
+	cJSON *o;
+
+	full_record(&r);
+	o = record_json(&r);
+	CHECK(o != NULL);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "multiRail");
+	CHECK_INT(parse_json(o), 0);
+	cJSON_Delete(o);
+	CHECK_INT(parse_with(NULL, "multiRail", NULL), 0);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 0}"), 0);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 100, \"routes\": [{\"dst\": "
+			     "\"10.1.0.0/24\"}], \"sysctls\": {\"net.ipv4.conf.net1.arp_ignore\": "
+			     "\"1\"}}"), 0);
+	CHECK_INT(parse_with(NULL, "multiRail", "true"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": -1}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 4294967296}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"routes\": {}}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"routes\": [{\"gw\": "
+			     "\"10.1.0.1\"}]}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"routes\": [{\"dst\": "
+			     "\"10.1.0.0/24\", \"priority\": 1.5}]}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"sysctls\": {"
+			     "\"net.ipv4.conf.eth0.arp_ignore\": \"1\"}}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"sysctls\": {"
+			     "\"kernel.panic\": \"1\"}}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "multiRail", "{\"table\": 1, \"sysctls\": {"
+			     "\"net.ipv4.conf.net1.arp_ignore\": 1}}"), -EBADMSG);
 }
 
 /* Every number is checked against what its consumer takes, at both ends. */
@@ -523,6 +593,7 @@ int main(void)
 	setenv("SRIOV_RDMA_CNI_NODE_CONFIG", conf, 1);
 	RUN(test_round_trip);
 	RUN(test_numbers_in_range);
+	RUN(test_rail);
 	RUN(test_vlan_zero);
 	RUN(test_version);
 	RUN(test_names_checked);
