@@ -404,8 +404,12 @@ static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 {
 	int saved, ret = 0, back;
 
-	if (c->vf.dpdk)
+	if (c->vf.dpdk) {
+		if (sriov_rail_hold_down(&c->conf))
+			log_warn("VF %s is bound to %s (DPDK): multiRail and sysctl act on a netdev, "
+				 "and it has none: nothing of them is set", c->vf.bdf, c->vf.driver);
 		return 0;
+	}
 	back = netns_enter(c->pod_fd, &saved);
 	if (back < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s",
@@ -420,13 +424,7 @@ static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 		else
 			sriov_rail_sysctls_made(&c->conf, c->req->env.ifname, &c->rec.rail);
 	}
-	back = netns_leave(saved);
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
-					 "namespace: %s", strerror(-back));
-	}
+	ret = sriov_leave_pod(saved, ret, err);
 	return ret;
 }
 

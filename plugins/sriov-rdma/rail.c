@@ -103,6 +103,19 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 	return 0;
 }
 
+int sriov_leave_pod(int saved, int ret, struct cni_error *err)
+{
+	int back = netns_leave(saved);
+
+	if (back < 0) {
+		log_error("cannot return to the host network namespace: %s", strerror(-back));
+		if (ret == 0)
+			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
+					 "namespace: %s", strerror(-back));
+	}
+	return ret;
+}
+
 bool sriov_rail_hold_down(const struct sriov_conf *conf)
 {
 	return conf->multi_rail || conf->n_sysctls > 0;
@@ -447,13 +460,7 @@ static int check_sysctls(const struct sriov_rail_made *made, const char *proc_ro
 					 made->sysctl_name[i], got, made->sysctl_value[i],
 					 made->sysctl_name[i], made->sysctl_value[i]);
 	}
-	back = netns_leave(saved);
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
-					 "namespace: %s", strerror(-back));
-	}
+	ret = sriov_leave_pod(saved, ret, err);
 	return ret < 0 ? -1 : 0;
 }
 

@@ -179,6 +179,11 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 /* Does the netdev have to arrive down, so sysctls are set before it comes up? */
 bool sriov_rail_hold_down(const struct sriov_conf *conf);
 /*
+ * Back to the host namespace after work in the pod's (netns_enter): failing
+ * that fails the step whatever it did inside; ret, or the error it sets.
+ */
+int sriov_leave_pod(int saved, int ret, struct cni_error *err);
+/*
  * Called from inside the pod's namespace (the caller enters it once for
  * all the pod's sysctls), on ifname (ifindex there, pod_ls the pod's
  * socket), before link-up: the multi-rail ARP and reverse-path settings,

@@ -206,6 +206,15 @@ t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c9 CNI_NETNS="
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
 t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" "$orig_vf1" "VF 1 settings restored"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+# multiRail asks for sysctls and routes on a netdev a DPDK VF does not have:
+# the attach goes on (the NAD may serve both kinds of pods), and says so.
+sr_conflist "$CONF" 1.1.0 "\"deviceID\": \"$(sr_vf 1)\", \"multiRail\": true" "$POOL"
+t_exec sriov-rdma ADD "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DPDK VF with multiRail: ADD ($T_OUT $T_ERR)"
+t_contains "$T_ERR" "multiRail and sysctl act on a netdev" "says multiRail is not applied"
+t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 sr_conflist "$CONF" 1.1.0 "\"deviceID\": \"$(sr_vf 2)\"" "$POOL"
 t_exec sriov-rdma ADD "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c10 CNI_NETNS="$pod" CNI_IFNAME=net1
 t_eq "$(t_jq .code)" 102 "no netdev: code"
