@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <linux/if_ether.h>
 #include "link.h"
+#include "valid.h"
 
 /* ---- announcements ---- */
 
@@ -119,30 +120,19 @@ int link_announce(int ifindex, const uint8_t mac[6], const char *cidr)
 
 /* ---- MAC addresses ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int link_mac_parse(const char *s, uint8_t mac[6])
 {
 	uint8_t out[6];
-	int i, hi, lo;
+	long byte;
+	int i;
 
 	if (strlen(s) != 17)
 		return -EINVAL;
 	for (i = 0; i < 6; i++) {
-		hi = hexval(s[i * 3]);
-		lo = hexval(s[i * 3 + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
+		byte = valid_hexfield(s + i * 3, 2);
+		if (byte < 0 || (i < 5 && s[i * 3 + 2] != ':'))
 			return -EINVAL;
-		out[i] = (uint8_t)(hi << 4 | lo);
+		out[i] = (uint8_t)byte;
 	}
 	memcpy(mac, out, 6);
 	return 0;

@@ -80,3 +80,28 @@ bool valid_plugin_type(const char *type)
 {
 	return valid_id(type, NAME_MAX);
 }
+
+static int hexdigit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long valid_hexfield(const char *s, int n)
+{
+	long v = 0;
+	int i, d;
+
+	for (i = 0; i < n; i++) {
+		d = hexdigit(s[i]);
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}

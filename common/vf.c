@@ -14,35 +14,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "file.h"
+#include "valid.h"
 #include "vf.h"
 
 /* ---- PCI addresses ---- */
-
-static int hexdigit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Exactly n hex digits at s: their value, or -1. */
-static long hexfield(const char *s, int n)
-{
-	long v = 0;
-	int i, d;
-
-	for (i = 0; i < n; i++) {
-		d = hexdigit(s[i]);
-		if (d < 0)
-			return -1;
-		v = v * 16 + d;
-	}
-	return v;
-}
 
 int vf_bdf_parse(const char *s, char out[VF_BDF_LEN])
 {
@@ -50,15 +25,15 @@ int vf_bdf_parse(const char *s, char out[VF_BDF_LEN])
 	size_t len = strlen(s);
 
 	if (len == 12) {
-		domain = hexfield(s, 4);
+		domain = valid_hexfield(s, 4);
 		if (domain < 0 || s[4] != ':')
 			return -EINVAL;
 		s += 5;
 	} else if (len != 7) {
 		return -EINVAL;
 	}
-	bus = hexfield(s, 2);
-	dev = hexfield(s + 3, 2);
+	bus = valid_hexfield(s, 2);
+	dev = valid_hexfield(s + 3, 2);
 	if (bus < 0 || s[2] != ':' || dev < 0 || dev > 0x1f || s[5] != '.' ||
 	    s[6] < '0' || s[6] > '7')
 		return -EINVAL;
