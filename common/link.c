@@ -181,32 +181,42 @@ int link_msg_xfer(struct link_sock *ls, int built, struct nl_msg **msg)
 }
 
 /*
- * A dump of one kind of object into a libnl cache ("route/addr", ...); as
- * libnl did, a dump the kernel reports interrupted (a change meanwhile)
- * starts over.
+ * One dump request, its objects to c (a cache or a function). As libnl
+ * did, a dump the kernel reports interrupted (a change meanwhile) starts
+ * over: the cache is emptied first; a function sees those objects again.
  */
-int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
-		    size_t hdrlen, struct nl_cache **cache)
+static int dump(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
+		struct obj_ctx *c)
 {
 	char buf[64];
-	struct obj_ctx c = { 0 };
 	struct nlmsghdr *nlh;
 	int ret, tries = 0;
 
-	ret = link_nle_errno(nl_cache_alloc_name(kind, &c.cache));
-	if (ret < 0)
-		return ret;
 	do {
-		nl_cache_clear(c.cache);
-		c.err = 0;
+		if (c->cache)
+			nl_cache_clear(c->cache);
+		c->err = 0;
 		memset(buf, 0, sizeof(buf));
 		nlh = mnl_nlmsg_put_header(buf);
 		nlh->nlmsg_type = type;
 		nlh->nlmsg_flags = NLM_F_DUMP;
 		/* rtgenmsg and rtmsg both start with the family. */
 		*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
-		ret = obj_xfer(ls, nlh, &c);
+		ret = obj_xfer(ls, nlh, c);
 	} while (ret == -EINTR && ++tries < 10);
+	return ret;
+}
+
+int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
+		    size_t hdrlen, struct nl_cache **cache)
+{
+	struct obj_ctx c = { 0 };
+	int ret;
+
+	ret = link_nle_errno(nl_cache_alloc_name(kind, &c.cache));
+	if (ret < 0)
+		return ret;
+	ret = dump(ls, type, family, hdrlen, &c);
 	if (ret < 0) {
 		nl_cache_free(c.cache);
 		return ret;
@@ -223,16 +233,9 @@ int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8
 int link_dump_each(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
 		   void (*fn)(struct nl_object *obj, void *arg), void *arg)
 {
-	char buf[64];
 	struct obj_ctx c = { .fn = fn, .arg = arg };
-	struct nlmsghdr *nlh;
 
-	memset(buf, 0, sizeof(buf));
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_DUMP;
-	*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
-	return obj_xfer(ls, nlh, &c);
+	return dump(ls, type, family, hdrlen, &c);
 }
 
 /* ---- links ---- */
@@ -412,6 +415,16 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 }
 
 /* ---- raw requests (libmnl) ---- */
+
+const struct nlattr *link_msg_attr(const struct nlmsghdr *nlh, uint16_t type)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
+		if (mnl_attr_get_type(a) == type)
+			return a;
+	return NULL;
+}
 
 struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex)
 {

@@ -16,6 +16,7 @@
 #include "result.h"
 
 struct link_sock;
+struct nlattr;
 struct nlmsghdr;
 
 struct link_info {
@@ -74,6 +75,8 @@ int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const stru
  * unwritten: the whole buffer is zeroed, so no stale bytes reach the kernel.
  */
 struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex);
+/* The first top-level attribute of type in a link message (after its ifinfomsg), or NULL. */
+const struct nlattr *link_msg_attr(const struct nlmsghdr *nlh, uint16_t type);
 
 /* Alternative names (IFLA_PROP_LIST / IFLA_ALT_IFNAME). */
 int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n);

@@ -25,8 +25,8 @@ int link_dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8
 		    size_t hdrlen, struct nl_cache **cache);
 /*
  * A dump without a cache: fn sees every object, duplicates by libnl's key
- * included. A dump the kernel reports interrupted is -EINTR: fn may have
- * seen some objects twice, and the caller starts over.
+ * included. A dump the kernel reports interrupted starts over here, as
+ * link_dump_cache's does, so fn may see some objects twice.
  */
 int link_dump_each(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
 		   void (*fn)(struct nl_object *obj, void *arg), void *arg);

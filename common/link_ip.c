@@ -267,7 +267,7 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_rout
 {
 	struct routes_want *w;
 	uint8_t family = AF_UNSPEC;
-	int i, ret = 0, tries = 0;
+	int i, ret = 0;
 
 	*missing = -1;
 	if (n <= 0)
@@ -294,10 +294,8 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_rout
 	for (i = 1; i < n; i++)
 		if (nl_addr_get_family(w->dst[i]) != family)
 			family = AF_UNSPEC;
-	/* A dump interrupted by a change starts over: a match seen twice is still one. */
-	do
-		ret = link_dump_each(ls, RTM_GETROUTE, family, sizeof(struct rtmsg), route_seen, w);
-	while (ret == -EINTR && ++tries < 10);
+	/* A dump that starts over shows route_seen a match again: still one. */
+	ret = link_dump_each(ls, RTM_GETROUTE, family, sizeof(struct rtmsg), route_seen, w);
 	for (i = 0; ret == 0 && i < n && *missing < 0; i++)
 		if (!w->found[i])
 			*missing = i;

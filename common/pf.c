@@ -339,16 +339,6 @@ static void put_vf_field(struct nlmsghdr *nlh, unsigned field, int vf, const str
 	}
 }
 
-static const struct nlattr *find_attr(const struct nlmsghdr *nlh, uint16_t type)
-{
-	const struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
-		if (mnl_attr_get_type(a) == type)
-			return a;
-	return NULL;
-}
-
 static int check_vf_config(const struct pf_vf_config *cfg)
 {
 	if ((cfg->mask & PF_VF_VLAN) &&
@@ -481,10 +471,10 @@ static int get_cb(const struct nlmsghdr *nlh, void *data)
 	if (nlh->nlmsg_type != RTM_NEWLINK ||
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
 		return MNL_CB_OK;
-	num = find_attr(nlh, IFLA_NUM_VF);
+	num = link_msg_attr(nlh, IFLA_NUM_VF);
 	if (num && mnl_attr_get_payload_len(num) >= sizeof(uint32_t))
 		ctx->num_vf = mnl_attr_get_u32(num);
-	list = find_attr(nlh, IFLA_VFINFO_LIST);
+	list = link_msg_attr(nlh, IFLA_VFINFO_LIST);
 	if (!list)
 		return MNL_CB_OK;
 	mnl_attr_for_each_nested(info, list) {

@@ -53,6 +53,7 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 #include "fakes.h"
+#include "link.h"
 #include "lock.h"
 #include "nlio.h"
 #include "state.h"
@@ -77,16 +78,6 @@ static const char *const link_state_names[] = {
 	[IFLA_VF_LINK_STATE_ENABLE] = "enable",
 	[IFLA_VF_LINK_STATE_DISABLE] = "disable",
 };
-
-static const struct nlattr *find_attr(const struct nlmsghdr *nlh, uint16_t type)
-{
-	const struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
-		if (mnl_attr_get_type(a) == type)
-			return a;
-	return NULL;
-}
 
 /* A writer holds <pf>.lock for a few file operations: a long wait means a stuck test. */
 #define FAKE_LOCK_TIMEOUT_MS 10000
@@ -473,7 +464,7 @@ static int fake_vfinfo_max(struct fake_pf *pf)
 /* RTM_NEWLINK for the PF at buf, with its VFs when the request asked for RTEXT_FILTER_VF. */
 static int fake_getlink(struct fake_pf *pf, const struct nlmsghdr *req, char *buf, size_t cap)
 {
-	const struct nlattr *ext = find_attr(req, IFLA_EXT_MASK);
+	const struct nlattr *ext = link_msg_attr(req, IFLA_EXT_MASK);
 	struct fake_state st;
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
@@ -541,7 +532,7 @@ static void fake_apply(struct pf_vf_config *dst, unsigned field, const struct pf
  */
 static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nlerr)
 {
-	const struct nlattr *list = find_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
+	const struct nlattr *list = link_msg_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
 	struct pf_vf_config c;
 	struct fake_state st;
 	char line[256], mac[18], lockname[IFNAMSIZ + 8];
@@ -638,7 +629,7 @@ static void put_ack(char *buf, const struct nlmsghdr *req, unsigned portid, int 
 static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
 	struct fake_pf *pf = priv;
-	const struct nlattr *ifname = find_attr(req, IFLA_IFNAME);
+	const struct nlattr *ifname = link_msg_attr(req, IFLA_IFNAME);
 	size_t cap = 1 << 20, len = 0;
 	char *buf, line[96];
 	int nlerr = 0, ret = 0;
@@ -652,7 +643,7 @@ static int fake_xfer(void *priv, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	    strcmp(mnl_attr_get_str(ifname), pf->name) != 0) {
 		nlerr = ENODEV;
 	} else if (req->nlmsg_type == RTM_GETLINK) {
-		const struct nlattr *ext = find_attr(req, IFLA_EXT_MASK);
+		const struct nlattr *ext = link_msg_attr(req, IFLA_EXT_MASK);
 		uint32_t mask = ext && mnl_attr_get_payload_len(ext) >= 4 ? mnl_attr_get_u32(ext) : 0;
 
 		snprintf(line, sizeof(line), "getlink pf=%s ext=%s%s%s%s", pf->name,
