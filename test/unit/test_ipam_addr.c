@@ -6,27 +6,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "addr_check.h"
 #include "check.h"
 #include "ipam_addr.h"
-
-static struct ipam_addr A(const char *s)
-{
-	struct ipam_addr a = { 0, 0 };
-
-	if (ipam_addr_parse(s, &a) < 0)
-		fprintf(stderr, "  bad test address %s\n", s);
-	return a;
-}
-
-static const char *fmt(const struct ipam_addr *a)
-{
-	static char buf[4][IPAM_ADDR_STRLEN];
-	static int i;
-
-	i = (i + 1) % 4;
-	ipam_addr_format(a, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
 
 static void test_addr_parse_format(void)
 {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr_check.h"
 #include "check.h"
 #include "pool.h"
 
@@ -47,16 +48,6 @@ static void setup(const char *ranges_json, const char *extra)
 	cJSON_Delete(j);
 	snprintf(store, sizeof(store), "%s/data/net1", root);
 	set_boot_id("11111111-1111-1111-1111-111111111111");
-}
-
-static const char *fmt(const struct ipam_addr *a)
-{
-	static char buf[4][IPAM_ADDR_STRLEN];
-	static int i;
-
-	i = (i + 1) % 4;
-	ipam_addr_format(a, buf[i], sizeof(buf[i]));
-	return buf[i];
 }
 
 /* One ADD as the plugin does it: open (lock), add, close. */
