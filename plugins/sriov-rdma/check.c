@@ -19,25 +19,34 @@
 #include "sriov.h"
 
 /*
- * What the pod interface should hold. The spec checks against the chain's
- * prevResult: a plugin after us (tuning) may have changed the MAC or the
- * MTU, and says so there. Without a prevResult, what ADD recorded.
+ * What the pod interface should hold: what ADD set (its record), except
+ * where the chain's prevResult names the field, since a plugin after us
+ * (tuning) may have changed the MAC or the MTU and says so there. A
+ * prevResult that does not name one (below 1.0.0 a result has no mtu, and
+ * libcni 1.1.2 drops it from its cache) leaves ADD's value to compare.
+ * *mac_from_prev and *mtu_from_prev say where each came from, for the message.
  */
 static void expected(const struct sriov_record *rec, const struct cni_result *prev,
-		     bool from_prev, char mac[18], int *mtu)
+		     bool from_prev, char mac[18], int *mtu, bool *mac_from_prev,
+		     bool *mtu_from_prev)
 {
 	int i;
 
 	link_mac_format(rec->pod_mac, mac);
 	*mtu = rec->pod_mtu;
+	*mac_from_prev = *mtu_from_prev = false;
 	if (!from_prev)
 		return;
-	mac[0] = '\0';
-	*mtu = 0;
 	for (i = 0; i < prev->n_ifaces; i++)
 		if (!strcmp(prev->ifaces[i].name, rec->ifname) && prev->ifaces[i].sandbox[0]) {
-			snprintf(mac, 18, "%s", prev->ifaces[i].mac);
-			*mtu = prev->ifaces[i].mtu;
+			if (prev->ifaces[i].mac[0]) {
+				snprintf(mac, 18, "%s", prev->ifaces[i].mac);
+				*mac_from_prev = true;
+			}
+			if (prev->ifaces[i].mtu > 0) {
+				*mtu = prev->ifaces[i].mtu;
+				*mtu_from_prev = true;
+			}
 			return;
 		}
 }
@@ -49,7 +58,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 	struct link_sock *ls = NULL;
 	struct link_info li;
 	char want[18], got[18];
-	bool has;
+	bool has, mac_prev, mtu_prev;
 	int pod_fd, i, ret, mtu;
 
 	ret = netns_open(req->env.netns, &pod_fd);
@@ -68,17 +77,17 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 			   strerror(-ret));
 		goto out;
 	}
-	expected(rec, prev, from_prev, want, &mtu);
+	expected(rec, prev, from_prev, want, &mtu, &mac_prev, &mtu_prev);
 	link_mac_format(li.mac, got);
 	ret = -1;
 	if (want[0] && strcasecmp(want, got)) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: mac is %s, %s %s", rec->ifname, got,
-			   from_prev ? "prevResult says" : "ADD set", want);
+			   mac_prev ? "prevResult says" : "ADD set", want);
 		goto out;
 	}
 	if (mtu && li.mtu != mtu) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: mtu is %d, %s %d", rec->ifname, li.mtu,
-			   from_prev ? "prevResult says" : "ADD set", mtu);
+			   mtu_prev ? "prevResult says" : "ADD set", mtu);
 		goto out;
 	}
 	if (!li.up) {

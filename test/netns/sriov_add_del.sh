@@ -108,6 +108,31 @@ t_contains "$T_OUT" "$addr" "CHECK names the missing address"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 
+t_begin "CHECK holds the pod to ADD's MTU when the prevResult does not name one"
+sr_setup 1
+pod=$(t_netns)
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"mtu\": 9000"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2m
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+prev=$T_OUT
+ip -n "$(basename "$pod")" link set net1 mtu 1500
+# libcni 1.1.2 caches the result without mtu, and results below 1.0.0 never had one.
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2m
+t_contains "$T_OUT" '"code":107' "CHECK through libcni fails on MTU drift ($T_OUT)"
+t_contains "$T_OUT" "mtu is 1500, ADD set 9000" "names the MTU and where the 9000 comes from"
+for v in 0.4.0 1.0.0; do
+	t_exec sriov-rdma CHECK "$(sr_plugin_conf "$CONF" | jq -c --arg v $v --argjson p "$prev" \
+		'.cniVersion = $v | .prevResult = ($p | .cniVersion = $v | del(.interfaces[0].mtu))')" \
+		CNI_CONTAINERID=c2m CNI_IFNAME=net1 CNI_NETNS="$pod"
+	t_eq "$(t_jq .code)" 107 "CHECK with a $v prevResult without mtu fails on MTU drift ($T_OUT)"
+	t_contains "$(t_jq .msg)" "mtu is 1500, ADD set 9000" "names the MTU ($v)"
+done
+ip -n "$(basename "$pod")" link set net1 mtu 9000
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2m
+t_eq "$T_RC" 0 "CHECK passes with the MTU back ($T_ERR $T_OUT)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c2m
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+
 t_begin "VF properties go to the PF in order, are checked, and are restored on DEL"
 sr_setup 2
 pod=$(t_netns)
