@@ -15,7 +15,10 @@
 #include <net/if.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <linux/if.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
@@ -254,7 +257,26 @@ static void fill_info(struct rtnl_link *l, struct link_info *info)
 	info->mtu = (int)rtnl_link_get_mtu(l);
 	info->up = flags & IFF_UP;
 	info->carrier = flags & IFF_LOWER_UP;
+	info->loopback = flags & IFF_LOOPBACK;
 	snprintf(info->alias, sizeof(info->alias), "%s", alias ? alias : "");
+}
+
+int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+
+	out[0] = '\0';
+	if (strlen(name) >= IFNAMSIZ)
+		return -EINVAL;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, strlen(name));
+	ifr.ifr_data = (void *)&di;
+	/* Any socket answers for its own namespace: the netlink one is where the link is. */
+	if (ioctl(nlio_fd(ls->io), SIOCETHTOOL, &ifr) < 0)
+		return errno == EOPNOTSUPP ? 0 : -errno;
+	snprintf(out, len, "%.*s", (int)sizeof(di.bus_info), di.bus_info);
+	return 0;
 }
 
 static void keep_link(struct nl_object *obj, void *arg)

@@ -26,6 +26,7 @@ struct link_info {
 	int mtu;
 	bool up;			/* IFF_UP */
 	bool carrier;			/* IFF_LOWER_UP */
+	bool loopback;			/* IFF_LOOPBACK */
 	char alias[256];		/* IFLA_IFALIAS, "" when unset */
 };
 
@@ -42,6 +43,12 @@ void link_requests(unsigned *host, unsigned *pod);
 /* -ENODEV when absent. */
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
 int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
+
+/*
+ * The bus address the driver of link `name` reports (ethtool's bus-info: a
+ * PCI address for a VF), "" for a link without one (virtual links, lo).
+ */
+int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len);
 
 int link_set_name(struct link_sock *ls, int ifindex, const char *name);
 int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);

@@ -109,6 +109,11 @@ int nlio_open_in(int protocol, int netns_fd, struct nlio **s)
 	return ret;
 }
 
+int nlio_fd(const struct nlio *s)
+{
+	return mnl_socket_get_fd(s->nl);
+}
+
 void nlio_close(struct nlio *s)
 {
 	struct nlio **p;

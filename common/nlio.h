@@ -41,6 +41,8 @@ struct nlio;
 int nlio_open(int protocol, struct nlio **s);
 /* The same in the namespace of netns_fd; the process returns to its own namespace. */
 int nlio_open_in(int protocol, int netns_fd, struct nlio **s);
+/* The socket's descriptor, for ioctls that any socket of its namespace serves (SIOCETHTOOL). */
+int nlio_fd(const struct nlio *s);
 /* Drop one reference; the socket closes with the last. NULL is a no-op. */
 void nlio_close(struct nlio *s);
 

@@ -35,7 +35,12 @@ int vf_bdf_parse(const char *s, char out[VF_BDF_LEN]);
 
 /* Fill *vf from sysfs: -ENODEV when <bdf> does not exist, -ENOTSUP when it is not a VF (no physfn). */
 int vf_lookup(const char *sysfs_root, const char *bdf, struct vf_dev *vf);
-/* Re-read just the VF's netdev name ("" when none): after renames and moves. */
+/*
+ * Re-read just the netdev name of PCI device bdf ("" when none): a VF's
+ * after renames and moves, a PF's after a rename. -ENODEV: no such device.
+ */
 int vf_netdev_name(const char *sysfs_root, const char *bdf, char name[IFNAMSIZ]);
+/* The PCI address <sysfs>/class/net/<ifname>/device leads to: -ENODEV when none does. */
+int vf_netdev_pci(const char *sysfs_root, const char *ifname, char bdf[VF_BDF_LEN]);
 
 #endif

@@ -168,8 +168,10 @@ static bool vfcfg_differs(const struct pf_vf_config *want, const struct pf_vf_co
 	return *field != NULL;
 }
 
-static int check_vf_config(const struct sriov_record *rec, struct cni_error *err)
+static int check_vf_config(const struct sriov_record *rec, const char *sysfs_root,
+			   struct cni_error *err)
 {
+	char pf_name[IFNAMSIZ];
 	struct pf_vf_config now;
 	struct pf *pf;
 	const char *field;
@@ -177,18 +179,20 @@ static int check_vf_config(const struct sriov_record *rec, struct cni_error *err
 
 	if (!rec->vf_applied.mask)
 		return 0;
-	ret = pf_open(rec->pf_netdev, &pf);
+	ret = sriov_pf_name(rec, sysfs_root, pf_name);
+	if (ret == 0)
+		ret = pf_open(pf_name, &pf);
 	if (ret == 0) {
 		ret = pf_get(pf, rec->vf_index, &now);
 		pf_close(pf);
 	}
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
-				  rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+				  rec->bdf, rec->vf_index, pf_name, strerror(-ret));
 	if (vfcfg_differs(&rec->vf_applied, &now, &field))
 		return cni_errorf(err, CNI_ERR_DRIFT,
 				  "deviceID %s: VF %d %s on PF %s no longer holds what ADD set",
-				  rec->bdf, rec->vf_index, field, rec->pf_netdev);
+				  rec->bdf, rec->vf_index, field, pf_name);
 	return 0;
 }
 
@@ -234,7 +238,7 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	}
 	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, err) ||
-	    check_vf_config(&rec, err))
+	    check_vf_config(&rec, conf.paths.sysfs_root, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

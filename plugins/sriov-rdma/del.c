@@ -99,38 +99,45 @@ void sriov_record_fallback(const struct vf_dev *vf, const struct claim_owner *ow
 	}
 }
 
-/* A PF that vanished, or a VF it no longer has (sriov_numvfs lowered), has nothing to restore. */
-static bool vf_gone(struct pf *pf, const struct sriov_record *rec, int ret)
+/*
+ * A PF whose PCI device vanished, or a VF it no longer has (sriov_numvfs
+ * lowered), has nothing to restore. pf_name: the PF's name now.
+ */
+static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *pf_name, int ret)
 {
 	struct pf_vf_config now;
 
 	if (ret == -ENODEV) {
-		log_warn("VF %s: its PF %s is gone: no VF settings to restore", rec->bdf,
-			 rec->pf_netdev);
+		log_warn("VF %s: its PF %s is gone (PCI device %s): no VF settings to restore",
+			 rec->bdf, pf_name, rec->pf_bdf);
 		return true;
 	}
 	/* The kernel's answer for an index beyond the PF's VFs; the PF's own list tells. */
 	if (ret == -EINVAL && pf && pf_get(pf, rec->vf_index, &now) == -ENOENT) {
 		log_warn("VF %s: PF %s has no VF %d any more: no VF settings to restore", rec->bdf,
-			 rec->pf_netdev, rec->vf_index);
+			 pf_name, rec->vf_index);
 		return true;
 	}
 	return false;
 }
 
 /* pf_lock_dirfd: where the PF's lock lives, -1 for none (the VF is not locked either). */
-static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd)
+static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
+			     const char *sysfs_root)
 {
 	struct pf_vf_config first = rec->vf_orig, mac = rec->vf_orig;
+	char pf_name[IFNAMSIZ];
 	struct pf *pf = NULL;
 	int ret;
 
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask)
 		return 0;
-	ret = pf_open(rec->pf_netdev, &pf);
+	ret = sriov_pf_name(rec, sysfs_root, pf_name);
+	if (ret == 0)
+		ret = pf_open(pf_name, &pf);
 	if (ret < 0)
-		return vf_gone(NULL, rec, ret) ? 0 : ret;
+		return vf_gone(NULL, rec, pf_name, ret) ? 0 : ret;
 	if (pf_lock_dirfd >= 0 && (ret = pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
 		log_warn("VF %s: PF address %s: %s: its settings go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
@@ -143,7 +150,7 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd)
 	ret = pf_set(pf, rec->vf_index, &first);
 	if (ret == 0)
 		ret = pf_set(pf, rec->vf_index, &mac);
-	if (ret < 0 && vf_gone(pf, rec, ret))
+	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
 	pf_close(pf);
 	return ret;
@@ -185,7 +192,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, locked ? claim->dirfd : -1);
+	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
 	lap("vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
@@ -360,6 +367,28 @@ static int lock_vf(struct del_ctx *c)
 }
 
 /*
+ * Does the pod hold VF vf under CNI_IFNAME, by its PCI device? what: what
+ * the link is instead, "" when there is none or nothing names its device.
+ */
+static bool pod_holds_vf(struct del_ctx *c, const struct vf_dev *vf, char what[96])
+{
+	const char *netns = c->req->env.netns;
+	struct link_sock *ls = NULL;
+	struct link_info li;
+	int pod_fd, ret;
+
+	what[0] = '\0';
+	if (!netns || !netns[0] || netns_open(netns, &pod_fd) < 0)
+		return false;
+	ret = link_sock_open_in(pod_fd, &ls);
+	close(pod_fd);
+	if (ret == 0 && (ret = link_get_by_name(ls, c->req->env.ifname, &li)) == 0)
+		ret = sriov_link_is_vf(ls, &li, c->paths.sysfs_root, vf->bdf, what);
+	link_sock_close(ls);
+	return ret == 1;
+}
+
+/*
  * No usable record (unreadable, or no stateDir): the config's deviceID and
  * CNI_IFNAME say where the VF is, the marker how it was on the host.
  */
@@ -367,13 +396,11 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 {
 	const char *netns = c->req->env.netns;
 	const struct claim_owner *owner = NULL;
-	bool locked = c->claim.lock_fd >= 0;
+	bool locked = c->claim.lock_fd >= 0, proven;
 	struct sriov_record rec;
-	struct link_sock *ls;
-	struct link_info li;
+	char who[4400], what[96];
 	struct vf_dev vf;
-	char who[4400];
-	int pod_fd, ret;
+	int ret;
 
 	if (!c->bdf[0]) {
 		log_error("%s, and the config names no VF (deviceID): the VF of %s:%s is not "
@@ -401,26 +428,26 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 			goto forget;
 		}
 		owner = &c->claim.owner;
-	} else if (!locked) {
-		/* Nothing tells whose the VF is but the pod holding it under CNI_IFNAME. */
-		ret = -ENODEV;
-		if (!vf.dpdk && netns && netns_open(netns, &pod_fd) == 0) {
-			ret = link_sock_open_in(pod_fd, &ls);
-			close(pod_fd);
-			if (ret == 0) {
-				ret = link_get_by_name(ls, c->req->env.ifname, &li);
-				link_sock_close(ls);
-			}
-		}
-		if (ret < 0) {
-			log_error("%s, and without its lock and in-use marker VF %s is restored only "
-				  "from the pod that holds it, which has no %s: not restored; %s", why,
-				  c->bdf, c->req->env.ifname, BY_HAND);
-			return 0;
-		}
+	}
+	/*
+	 * deviceID and CNI_IFNAME are the NAD's and the runtime's word, not
+	 * proof: the link in the pod moves only when its PCI device is the VF.
+	 */
+	proven = !vf.dpdk && pod_holds_vf(c, &vf, what);
+	if (!proven && !vf.dpdk && what[0])
+		log_warn("%s; %s in %s is %s, not VF %s: leaving it alone", why,
+			 c->req->env.ifname, netns ? netns : "(no netns)", what, c->bdf);
+	if (!locked && !proven) {
+		/* Nothing else tells whose the VF is: not even its PF settings are touched. */
+		log_error("%s, and without its lock and in-use marker VF %s is restored only "
+			  "from the pod that holds it, which has no %s proven to be the VF: not "
+			  "restored; %s", why, c->bdf, c->req->env.ifname, BY_HAND);
+		return 0;
 	}
 	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
 			      &rec);
+	if (!proven)
+		netns = NULL;	/* the VF is found on the host by its PCI address, or not at all */
 	log_warn("%s: falling back on deviceID %s and CNI_IFNAME %s: the VF goes home as %s, "
 		 "its PF settings back to the driver's defaults%s", why, c->bdf,
 		 c->req->env.ifname, vf.dpdk ? "(dpdk)" : rec.host_ifname,

@@ -238,6 +238,23 @@ int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
 int sriov_devinfo_remove(const char *path, const char *bdf);
 
 /* vfnet.c */
+/*
+ * Is link li (in the namespace of ls) the VF bdf? 1 when its PCI device
+ * says so; -EXDEV when it is another device or lo (*what says which);
+ * 0 when nothing names its device: a virtual link, whose driver reports no
+ * bus, on a node whose sysfs cannot be asked for another namespace's
+ * links. A sysfs_root other than /sys is a model of the whole node (the
+ * test hook): its class/net/<name>/device then answers for such a link.
+ */
+int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *sysfs_root,
+		     const char *bdf, char what[96]);
+/*
+ * The PF's netdev name now, found by its recorded PCI address (a PF renamed
+ * since ADD, by udev after a driver reload or by an admin, is the same PF);
+ * -ENODEV when its PCI device is gone. A record without the PF's address,
+ * or a PF that has no netdev now, gives the recorded name.
+ */
+int sriov_pf_name(const struct sriov_record *rec, const char *sysfs_root, char name[IFNAMSIZ]);
 /* The alternative names of a VF netdev that ADD drops (the first this many). */
 #define SRIOV_MAX_ALTNAMES	16
 /*

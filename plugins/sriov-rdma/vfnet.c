@@ -10,6 +10,7 @@
  * in the kernel, and that wait is most of what a move costs.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "link.h"
@@ -154,6 +155,61 @@ out:
 	return ret;
 }
 
+int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *sysfs_root,
+		     const char *bdf, char what[96])
+{
+	char bus[64], pci[VF_BDF_LEN];
+	int ret;
+
+	what[0] = '\0';
+	if (li->loopback) {
+		snprintf(what, 96, "the loopback");
+		return -EXDEV;
+	}
+	ret = link_bus_info(ls, li->name, bus, sizeof(bus));
+	if (ret < 0)
+		return ret;
+	if (!bus[0]) {
+		/* The kernel's own sysfs shows the host's namespace only: a pod's link is not there. */
+		if (!strcmp(sysfs_root, SRIOV_DEFAULT_SYSFS))
+			return 0;
+		ret = vf_netdev_pci(sysfs_root, li->name, pci);
+		if (ret == -ENODEV)
+			return 0;
+		if (ret < 0)
+			return ret;
+	} else if (vf_bdf_parse(bus, pci) < 0) {
+		snprintf(what, 96, "a device on bus %s", bus);
+		return -EXDEV;
+	}
+	if (strcmp(pci, bdf)) {
+		snprintf(what, 96, "PCI device %s", pci);
+		return -EXDEV;
+	}
+	return 1;
+}
+
+int sriov_pf_name(const struct sriov_record *rec, const char *sysfs_root, char name[IFNAMSIZ])
+{
+	int ret;
+
+	memcpy(name, rec->pf_netdev, IFNAMSIZ);
+	if (!rec->pf_bdf[0])
+		return 0;
+	ret = vf_netdev_name(sysfs_root, rec->pf_bdf, name);
+	if (ret < 0 || !name[0]) {
+		if (ret == -ENODEV) {
+			memcpy(name, rec->pf_netdev, IFNAMSIZ);	/* for the message */
+			return ret;
+		}
+		memcpy(name, rec->pf_netdev, IFNAMSIZ);
+		return 0;
+	}
+	if (strcmp(name, rec->pf_netdev))
+		log_info("VF %s: its PF %s is %s now", rec->bdf, rec->pf_bdf, name);
+	return 0;
+}
+
 /* The recorded host MAC; NULL when it is not known (all-zero): the netdev keeps its own. */
 static const uint8_t *host_mac(const struct sriov_record *rec)
 {
@@ -223,6 +279,32 @@ static int host_restore(const struct sriov_record *rec, struct link_sock *host_l
 	return ret;
 }
 
+/*
+ * The VF in the pod under `name`: -ENODEV when there is no such link, or
+ * when it is lo or another device (which stays where it is).
+ */
+static int pod_index_of(struct link_sock *pod_ls, const struct sriov_record *rec,
+			const char *name, const char *sysfs_root, int *ifindex)
+{
+	struct link_info li;
+	char what[96];
+	int ret;
+
+	ret = link_get_by_name(pod_ls, name, &li);
+	if (ret < 0)
+		return ret;
+	ret = sriov_link_is_vf(pod_ls, &li, sysfs_root, rec->bdf, what);
+	if (ret == -EXDEV) {
+		log_warn("VF %s: %s in the pod is %s, not the VF: leaving it alone", rec->bdf, name,
+			 what);
+		return -ENODEV;
+	}
+	if (ret < 0)
+		return ret;
+	*ifindex = li.ifindex;
+	return 0;
+}
+
 int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 			 const char *sysfs_root, bool *found)
 {
@@ -234,10 +316,10 @@ int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_l
 	if (ret < 0)
 		return ret;
 	if (pod_ls) {
-		ret = index_of(pod_ls, rec->ifname, &idx);
+		ret = pod_index_of(pod_ls, rec, rec->ifname, sysfs_root, &idx);
 		/* A move that failed half way (or an ADD killed in its undo) leaves the old name. */
 		if (ret == -ENODEV && rec->host_ifname[0] && strcmp(rec->host_ifname, rec->ifname))
-			ret = index_of(pod_ls, rec->host_ifname, &idx);
+			ret = pod_index_of(pod_ls, rec, rec->host_ifname, sysfs_root, &idx);
 		if (ret == 0) {
 			*found = true;
 			ret = pod_to_host(rec, pod_ls, idx, host_ls);

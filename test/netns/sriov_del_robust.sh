@@ -49,6 +49,7 @@ setup() {
 	nad > "$CONF"
 }
 add() { # [IFNAME]
+	sr_pod_sysfs "${1:-net1}" 0
 	t_cnitool add "$CONF" "$pod" CNI_IFNAME="${1:-net1}" CNI_CONTAINERID=$CID CNI_ARGS="$ARGS"
 	t_eq "$T_RC" 0 "ADD ($T_ERR)" || return 1
 	t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1_p59s0f2 $(sr_net 0) $pod_ns" "ADD moved and renamed the RDMA device"
@@ -133,7 +134,9 @@ add
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=$CID CNI_ARGS="$ARGS" \
 	SRIOV_RDMA_SYSFS_ROOT=relative/sys
 t_contains "$T_ERR" "SRIOV_RDMA_SYSFS_ROOT: \"relative/sys\" must be an absolute path" "the log names the variable"
-assert_home
+# The host's own /sys has no PCI device $SR_PF: to this DEL the PF is gone, and no PF is asked.
+t_contains "$T_ERR" "its PF $SR_PFNET is gone (PCI device $SR_PF)" "the PF is looked for by its PCI address"
+PF_GONE=1 assert_home
 
 # ---- the prevResult on DEL ----
 

@@ -47,6 +47,15 @@ sr_setup() {
 		--fake-pf "$SR_FAKE" "$@"
 }
 
+# sr_pod_sysfs IFNAME N: what sysfs shows inside a pod holding VF N as
+# IFNAME (class/net/IFNAME/device -> the VF's PCI device). The veths that
+# stand in for VFs report no bus to ethtool, so this is what proves to a DEL
+# without a record that the pod's IFNAME is the VF.
+sr_pod_sysfs() {
+	mkdir -p "$SR_SYS/class/net/$1" &&
+	ln -sfn "../../../bus/pci/devices/$(sr_vf "$2")" "$SR_SYS/class/net/$1/device"
+}
+
 # sr_conflist FILE VERSION 'extra plugin keys' ['ipam object' ['more plugins']]
 sr_conflist() {
 	local file=$1 version=$2 extra=$3
