@@ -30,7 +30,7 @@ int conf_invalid(struct cni_error *err, const char *fmt, ...)
  * Members are looked up ignoring case, as Go's encoding/json does for the
  * plugins whose configs ours must accept.
  */
-static const cJSON *member(const cJSON *obj, const char *key)
+const cJSON *conf_member(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -57,7 +57,7 @@ static const char *type_name(const cJSON *v)
 int conf_string(const cJSON *obj, const char *where, const char *key, const char **out,
 		bool required, struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 
 	if (!v) {
 		if (required)
@@ -74,7 +74,7 @@ int conf_string(const cJSON *obj, const char *where, const char *key, const char
 int conf_int(const cJSON *obj, const char *where, const char *key, long long min, long long max,
 	     long long *out, bool *present, struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 	double d;
 
 	if (present)
@@ -103,7 +103,7 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, bool *present,
 	      struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 
 	if (present)
 		*present = false;
@@ -121,7 +121,7 @@ int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, b
 int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
 	       struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 
 	if (!v)
 		return 0;
@@ -147,7 +147,7 @@ int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
 int conf_enum(const cJSON *obj, const char *where, const char *key, const char *const choices[],
 	      int *idx, struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 	char list[256];
 	size_t n = 0;
 
@@ -174,7 +174,7 @@ int conf_enum(const cJSON *obj, const char *where, const char *key, const char *
 int conf_object(const cJSON *obj, const char *where, const char *key, const cJSON **out,
 		struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 
 	*out = NULL;
 	if (!v)
@@ -189,7 +189,7 @@ int conf_object(const cJSON *obj, const char *where, const char *key, const cJSO
 int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON **out,
 	       struct cni_error *err)
 {
-	const cJSON *v = member(obj, key);
+	const cJSON *v = conf_member(obj, key);
 
 	*out = NULL;
 	if (!v)

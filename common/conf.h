@@ -16,6 +16,13 @@
 #include <cjson/cJSON.h>
 #include "cni.h"
 
+/*
+ * The member `key` of obj, its case as written first, else in any case (as
+ * Go's encoding/json reads the configs ours must accept); NULL when absent
+ * or null. Every getter below reads through it.
+ */
+const cJSON *conf_member(const cJSON *obj, const char *key);
+
 int conf_string(const cJSON *obj, const char *where, const char *key, const char **out,
 		bool required, struct cni_error *err);
 int conf_int(const cJSON *obj, const char *where, const char *key, long long min, long long max,

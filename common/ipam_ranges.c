@@ -190,22 +190,21 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	r->start.v++;
 	if (parse_addr_field(obj, where, "rangeStart", &r->start, &has, err) < 0)
 		return -EINVAL;
-	if (has && !ipam_prefix_contains(&r->subnet, &r->start))
-		return conf_invalid(err,
-			       "%s.rangeStart: %s is outside subnet %s", where,
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeStart")),
-			       subnet);
+	if (has && !ipam_prefix_contains(&r->subnet, &r->start)) {
+		ipam_addr_format(&r->start, a, sizeof(a));
+		return conf_invalid(err, "%s.rangeStart: %s is outside subnet %s", where, a,
+				    subnet);
+	}
 
 	r->end = last;
 	if (r->end.family == AF_INET)
 		r->end.v--;
 	if (parse_addr_field(obj, where, "rangeEnd", &r->end, &has, err) < 0)
 		return -EINVAL;
-	if (has && !ipam_prefix_contains(&r->subnet, &r->end))
-		return conf_invalid(err,
-			       "%s.rangeEnd: %s is outside subnet %s", where,
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "rangeEnd")),
-			       subnet);
+	if (has && !ipam_prefix_contains(&r->subnet, &r->end)) {
+		ipam_addr_format(&r->end, a, sizeof(a));
+		return conf_invalid(err, "%s.rangeEnd: %s is outside subnet %s", where, a, subnet);
+	}
 
 	if (ipam_addr_cmp(&r->start, &r->end) > 0) {
 		ipam_addr_format(&r->start, a, sizeof(a));
@@ -302,7 +301,7 @@ static int parse_nodes(const cJSON *obj, const char *where, const struct ipam_ra
 		       const struct ipam_conf *c, struct block **blocks, size_t *n, size_t *cap,
 		       bool *has, const cJSON **mine, struct cni_error *err)
 {
-	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(obj, "nodes"), *e;
+	const cJSON *nodes = conf_member(obj, "nodes"), *e;
 	char w[IPAM_NODE_NAME_MAX + 64];
 	struct block *grown;
 
@@ -509,7 +508,7 @@ int ipam_ranges_parse(const cJSON *ipam, struct ipam_conf *c, struct ipam_ranges
 
 	if (conf_array(ipam, "ipam", "ranges", &ranges, err) < 0)
 		return -EINVAL;
-	subnet = cJSON_GetObjectItemCaseSensitive(ipam, "subnet");
+	subnet = conf_member(ipam, "subnet");
 	/* As host-local: the shorthand range is a set placed before "ranges". */
 	if (subnet) {
 		snprintf(x->names[0], sizeof(x->names[0]), "ipam");
@@ -520,12 +519,12 @@ int ipam_ranges_parse(const cJSON *ipam, struct ipam_conf *c, struct ipam_ranges
 		if (parse_set_nodes(shorthand, c, x, 0, err) < 0)
 			return -EINVAL;
 		i = 1;
-	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "rangeStart") ||
-		   cJSON_GetObjectItemCaseSensitive(ipam, "rangeEnd") ||
-		   cJSON_GetObjectItemCaseSensitive(ipam, "gateway")) {
+	} else if (conf_member(ipam, "rangeStart") ||
+		   conf_member(ipam, "rangeEnd") ||
+		   conf_member(ipam, "gateway")) {
 		return conf_invalid(err,
 			       "ipam.subnet: missing (rangeStart, rangeEnd and gateway need it)");
-	} else if (cJSON_GetObjectItemCaseSensitive(ipam, "nodes")) {
+	} else if (conf_member(ipam, "nodes")) {
 		return conf_invalid(err,
 			       "ipam.subnet: missing (nodes needs it; or give \"nodes\" to each range of \"ranges\")");
 	}
