@@ -22,7 +22,7 @@ static const char *const keys[POLICY_N] = {
 	"allowedResolvConfDirs",
 };
 
-/* /var/run as well as /run: a path is matched as written, before resolving. */
+/* /var/run as well as /run: a path is matched as written first, without a realpath. */
 static const char *const builtin[POLICY_N][4] = {
 	{ "/var/lib/cni/sriov-rdma", "/run/cni/sriov-rdma", "/var/run/cni/sriov-rdma", NULL },
 	{ "/var/lib/cni/pool-ipam", "/run/cni/pool-ipam", "/var/run/cni/pool-ipam", NULL },
@@ -161,12 +161,48 @@ static size_t under(const char *path, const char *dir)
 	return len;
 }
 
+/*
+ * The allowed directory (resolved, in real) that path, written through
+ * other names (/var/run/x for /run/x), leads to: the shortest leading part
+ * of path whose existing components resolve to it. The rest stays as
+ * written, for the caller to walk without following symlinks. *len is the
+ * length of that leading part; -ENOENT when none does.
+ */
+static int resolve_leading(enum policy_dir k, const char *path, char *real, size_t *len)
+{
+	static char dirs[POLICY_MAX_DIRS][PATH_MAX];
+	char head[PATH_MAX], rp[PATH_MAX];
+	bool ok[POLICY_MAX_DIRS];
+	size_t n;
+	int i;
+
+	for (i = 0; i < pol.n[k]; i++)
+		ok[i] = resolve_dir(pol.dirs[k][i], dirs[i], sizeof(dirs[i])) == 0;
+	for (n = 1; path[n - 1]; n++) {
+		if (path[n] != '/' && path[n])
+			continue;
+		if (n >= sizeof(head))
+			return -ENAMETOOLONG;
+		memcpy(head, path, n);
+		head[n] = '\0';
+		if (resolve_dir(head, rp, sizeof(rp)) < 0)
+			continue;
+		for (i = 0; i < pol.n[k]; i++)
+			if (ok[i] && !strcmp(rp, dirs[i])) {
+				memcpy(real, dirs[i], strlen(dirs[i]) + 1);
+				*len = n;
+				return 0;
+			}
+	}
+	return -ENOENT;
+}
+
 int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
 		   size_t whylen)
 {
 	char real[PATH_MAX], list[512] = "";
 	size_t len, used = 0;
-	int i, pass, ret;
+	int i, ret;
 
 	ret = load();
 	if (ret < 0) {
@@ -179,24 +215,16 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 	}
 	/*
 	 * Every attach asks: match the directories as written first, and
-	 * resolve (a realpath each) only the one that holds the path; all of
-	 * them only when none does as written.
+	 * resolve (a realpath each) only the one that holds the path; the
+	 * path's own leading components only when none does as written.
 	 */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < pol.n[k]; i++) {
-			len = pass ? 0 : under(path, pol.dirs[k][i]);
-			if ((!pass && !len) || resolve_dir(pol.dirs[k][i], real, sizeof(real)) < 0)
-				continue;
-			if (pass)
-				len = under(path, real);
-			if (!len)
-				continue;
-			if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
-				snprintf(why, whylen, "\"%s\" is too long", path);
-				return -EPERM;
-			}
-			return 0;
-		}
+	for (i = 0; i < pol.n[k]; i++) {
+		len = under(path, pol.dirs[k][i]);
+		if (len && resolve_dir(pol.dirs[k][i], real, sizeof(real)) == 0)
+			goto found;
+	}
+	if (resolve_leading(k, path, real, &len) == 0)
+		goto found;
 	for (i = 0; i < pol.n[k] && used < sizeof(list); i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
 					 pol.dirs[k][i]);
@@ -204,4 +232,10 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		 "\"%s\" is outside the directories allowed on this node (%s); a node admin can add one to %s in %s",
 		 path, list, keys[k], POLICY_NODE_CONFIG);
 	return -EPERM;
+found:
+	if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
+		snprintf(why, whylen, "\"%s\" is too long", path);
+		return -EPERM;
+	}
+	return 0;
 }

@@ -146,6 +146,32 @@ else
 	echo "# skipped: /var/run is not a symlink here"
 fi
 
+t_begin "a path written through a system symlink to an allowed directory is admitted; a symlink below it is not followed"
+# As /var/run -> /run on Debian, for a directory only the node config allows.
+mkdir -p "$T_TMP/realrun"
+ln -s "$T_TMP/realrun" "$T_TMP/aliasrun"
+ln -s "$OUTSIDE" "$T_TMP/realrun/out"
+mkdir -p "$T_TMP/realrun/sub"
+ln -s "$T_TMP/realrun/sub" "$T_TMP/realrun/in"
+printf '{"allowedDataDirs":["%s/realrun"]}\n' "$T_TMP" > "$T_TMP/node-alias.json"
+al_conf() { # dataDir
+	echo "{\"cniVersion\":\"1.0.0\",\"name\":\"al\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.1.0/24\",\"dataDir\":\"$1\"}}"
+}
+t_exec pool-ipam ADD "$(al_conf "$T_TMP/aliasrun/x")" CNI_CONTAINERID=al1 CNI_IFNAME=net1 CNI_NETNS="$pod" \
+	SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node-alias.json"
+t_eq "$T_RC" 0 "ADD with dataDir through the alias ($T_OUT)"
+t_eq "$(ls "$T_TMP/realrun/x/al" 2>/dev/null | grep -c '^a-')" 1 "the store is in the allowed directory"
+t_exec pool-ipam DEL "$(al_conf "$T_TMP/aliasrun/x")" CNI_CONTAINERID=al1 CNI_IFNAME=net1 CNI_NETNS="$pod" \
+	SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node-alias.json"
+t_eq "$T_RC" 0 "DEL ($T_OUT)"
+for below in out in; do
+	t_exec pool-ipam ADD "$(al_conf "$T_TMP/aliasrun/$below/y")" CNI_CONTAINERID=al2 CNI_IFNAME=net1 \
+		CNI_NETNS="$pod" SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node-alias.json"
+	t_eq "$(t_jq .code)" 7 "a symlink below the allowed directory ($below): refused ($T_OUT)"
+done
+t_eq "$(find "$T_TMP/realrun/sub" -mindepth 1 | wc -l)" 0 "nothing was written through the inner symlink"
+outside_unchanged "alias"
+
 t_begin "a node config that widens the allowed directories"
 printf '{"allowedDataDirs":["%s/extra"]}\n' "$OUTSIDE" > "$T_TMP/node2.json"
 t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$OUTSIDE/extra\"}}" \
