@@ -243,9 +243,6 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 	if (snapshot(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
-	if (c->conf.devinfo_file)
-		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
-			 c->conf.devinfo_file);
 	c->rec.in_progress = true;
 	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
 	memcpy(c->me.host_mac, c->rec.host_mac, 6);
@@ -552,26 +549,44 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- device-info file ---- */
 
+/*
+ * The record says which file and what text before the file is made: a DEL
+ * after ADD was killed removes it only if it holds that text, and a file
+ * someone else put at the path is never replaced nor removed.
+ */
 static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 {
 	int ret;
 
 	if (!c->conf.devinfo_file)
 		return 0;
-	ret = sriov_devinfo_write(c->conf.devinfo_file, c->vf.bdf, c->vf.pf_bdf,
-				  c->rec.rdma_pod_name);
-	if (ret < 0)
+	ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf, c->rec.rdma_pod_name,
+				 c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
+	if (ret == 0) {
+		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
+			 c->conf.devinfo_file);
+		ret = sriov_record_write(c->state_fd, &c->rec);
+	}
+	if (ret == 0)
+		ret = sriov_devinfo_write(c->conf.devinfo_file, c->rec.devinfo_text);
+	if (ret < 0) {
+		c->rec.devinfo_file[0] = c->rec.devinfo_text[0] = '\0';
+		if (ret == -EEXIST)
+			return cni_errorf(err, CNI_ERR_IO,
+					  "runtimeConfig.CNIDeviceInfoFile \"%s\": a file this plugin "
+					  "did not write is already there; it is left as it is (give "
+					  "each attachment its own path)", c->conf.devinfo_file);
 		return cni_errorf(err, CNI_ERR_IO,
 				  "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot write it: %s",
 				  c->conf.devinfo_file, strerror(-ret));
-	snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s", c->conf.devinfo_file);
+	}
 	return 0;
 }
 
 static void devinfo_undo(struct add_ctx *c)
 {
 	if (c->rec.devinfo_file[0])
-		sriov_devinfo_remove(c->rec.devinfo_file, c->vf.bdf);
+		sriov_devinfo_remove(c->rec.devinfo_file, c->rec.devinfo_text, c->vf.bdf);
 }
 
 /* ---- the record says the attachment is complete ---- */

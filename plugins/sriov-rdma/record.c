@@ -277,6 +277,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddBoolToObject(o, "rdmaMoved", r->rdma_moved) &&
 	     cJSON_AddBoolToObject(o, "rdmaRenamed", r->rdma_renamed) &&
 	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file) &&
+	     (!r->devinfo_text[0] ||
+	      cJSON_AddStringToObject(o, "deviceInfoWritten", r->devinfo_text)) &&
 	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true));
 	if (ok)
 		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
@@ -326,6 +328,7 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    get_str(o, "pfNetdev", r->pf_netdev, sizeof(r->pf_netdev), false) ||
 	    get_str(o, "hostIfname", r->host_ifname, sizeof(r->host_ifname), false) ||
 	    get_str(o, "deviceInfoFile", r->devinfo_file, sizeof(r->devinfo_file), false) ||
+	    get_str(o, "deviceInfoWritten", r->devinfo_text, sizeof(r->devinfo_text), false) ||
 	    get_str(o, "rdmaDevice", r->rdma_dev, sizeof(r->rdma_dev), false) ||
 	    get_str(o, "rdmaPodName", r->rdma_pod_name, sizeof(r->rdma_pod_name), false) ||
 	    get_mac(o, "hostMac", r->host_mac) || get_mac(o, "podMac", r->pod_mac) ||
@@ -478,72 +481,83 @@ static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
 	return state_dir_open(len ? dir : "/", dirfd);
 }
 
-int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
-			const char *rdma_dev)
+int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev, char *out,
+		      size_t len)
 {
-	cJSON *o = NULL, *pci;
+	cJSON *o, *pci;
+	char *text = NULL;
+	int ret = -ENOMEM;
+
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "type", "pci") ||
+	    !cJSON_AddStringToObject(o, "version", "1.1.0") ||
+	    !(pci = cJSON_AddObjectToObject(o, "pci")) ||
+	    !cJSON_AddStringToObject(pci, "pci-address", bdf) ||
+	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)) ||
+	    /* The name the pod sees, which the device plugin's record cannot know after a rename. */
+	    (rdma_dev && rdma_dev[0] && !cJSON_AddStringToObject(pci, "rdma-device", rdma_dev)))
+		goto out;
+	text = cJSON_PrintUnformatted(o);
+	if (!text)
+		goto out;
+	ret = -ENAMETOOLONG;
+	if (strlen(text) >= len)
+		goto out;
+	memcpy(out, text, strlen(text) + 1);
+	ret = 0;
+out:
+	free(text);
+	cJSON_Delete(o);
+	return ret;
+}
+
+/*
+ * Created only where nothing stands: the text goes to a temporary of a name
+ * no one else uses (O_EXCL), which is then linked in under the file's name
+ * (link(2) never replaces) and unlinked. -EEXIST: a file is there already,
+ * and it stays as it is.
+ */
+int sriov_devinfo_write(const char *path, const char *text)
+{
+	char tmp[NAME_MAX + 1];
 	const char *base;
-	char *data = NULL, *text = NULL;
-	size_t len;
-	int dirfd, ret;
+	size_t len = strlen(text);
+	int dirfd, fd, ret;
 
 	ret = devinfo_open_parent(path, &dirfd, &base);
 	if (ret < 0)
 		return ret;
-	/* Multus may have copied the device plugin's record here: keep what it says. */
-	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
-	if (ret == 0)
-		o = cJSON_Parse(data);
-	else if (ret != -ENOENT)
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp)) {
+		ret = -ENAMETOOLONG;
 		goto out;
-	if (!cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		o = cJSON_CreateObject();
 	}
-	ret = -ENOMEM;
-	if (!o)
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* A killed ADD's temporary, left under this pid's name: it is no one else's. */
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
 		goto out;
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "type");
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "version");
-	if (!cJSON_AddStringToObject(o, "type", "pci") ||
-	    !cJSON_AddStringToObject(o, "version", "1.1.0"))
-		goto out;
-	pci = cJSON_GetObjectItemCaseSensitive(o, "pci");
-	if (!cJSON_IsObject(pci)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(o, "pci");
-		pci = cJSON_AddObjectToObject(o, "pci");
 	}
-	if (!pci)
-		goto out;
-	cJSON_DeleteItemFromObjectCaseSensitive(pci, "pci-address");
-	cJSON_DeleteItemFromObjectCaseSensitive(pci, "pf-pci-address");
-	if (!cJSON_AddStringToObject(pci, "pci-address", bdf) ||
-	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)))
-		goto out;
-	/* The name the pod sees, which the device plugin's record cannot know after a rename. */
-	if (rdma_dev && rdma_dev[0]) {
-		cJSON_DeleteItemFromObjectCaseSensitive(pci, "rdma-device");
-		if (!cJSON_AddStringToObject(pci, "rdma-device", rdma_dev))
-			goto out;
-	}
-	text = cJSON_PrintUnformatted(o);
-	if (!text)
-		goto out;
+	ret = write(fd, text, len) == (ssize_t)len ? 0 : (errno ? -errno : -EIO);
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
 	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
-	ret = state_write_atomic(dirfd, base, text, strlen(text), false);
+	if (ret == 0 && linkat(dirfd, tmp, dirfd, base, 0) < 0)
+		ret = -errno;
+	unlinkat(dirfd, tmp, 0);
 out:
-	free(text);
-	cJSON_Delete(o);
-	free(data);
 	close(dirfd);
 	return ret;
 }
 
 /*
- * Only a file this plugin could have written: regular, reached without a
- * symlink, naming this VF. Anything else at the path is someone else's.
+ * Only the file this plugin wrote: reached without a symlink, holding
+ * exactly the text ADD recorded. Anything else at the path is someone
+ * else's. A record of an older version has no text: its file goes only if
+ * it names this VF.
  */
-int sriov_devinfo_remove(const char *path, const char *bdf)
+int sriov_devinfo_remove(const char *path, const char *text, const char *bdf)
 {
 	char resolved[PATH_MAX], *data = NULL;
 	struct cni_error err = { 0 };
@@ -561,11 +575,18 @@ int sriov_devinfo_remove(const char *path, const char *bdf)
 	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
 	if (ret < 0)
 		goto out;
-	o = cJSON_ParseWithLength(data, len);
-	addr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "pci"),
-						"pci-address");
 	ret = -EPERM;
-	if (cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf))
+	if (text && text[0]) {
+		if (len == strlen(text) && !memcmp(data, text, len))
+			ret = 0;
+	} else {
+		o = cJSON_ParseWithLength(data, len);
+		addr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "pci"),
+							"pci-address");
+		if (cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf))
+			ret = 0;
+	}
+	if (ret == 0)
 		ret = unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
 out:
 	cJSON_Delete(o);

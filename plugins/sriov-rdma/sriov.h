@@ -145,6 +145,7 @@ struct sriov_record {
 	bool rdma_moved;		/* into the pod (exclusive mode), or about to */
 	bool rdma_renamed;		/* to rdmaName, inside the pod */
 	char devinfo_file[4096];	/* "" when ADD writes none */
+	char devinfo_text[1024];	/* what ADD wrote there, "" in an older version's record */
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
 	struct sriov_rail_made rail;
@@ -232,10 +233,16 @@ int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err);
-/* rdma_dev NULL or "": any rdma-device already in the file stays. */
-int sriov_devinfo_write(const char *path, const char *bdf, const char *pf_bdf,
-			const char *rdma_dev);
-int sriov_devinfo_remove(const char *path, const char *bdf);
+/* The device-info file's text for VF bdf (rdma_dev NULL or "": none). */
+int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev, char *out,
+		       size_t len);
+/* Create path holding text, only where no file stands (-EEXIST: it stays as it is). */
+int sriov_devinfo_write(const char *path, const char *text);
+/*
+ * Remove path only if it holds exactly text (what ADD recorded writing);
+ * with text "" (an older record), only if it names VF bdf. -EPERM: left.
+ */
+int sriov_devinfo_remove(const char *path, const char *text, const char *bdf);
 
 /* vfnet.c */
 /*

@@ -54,6 +54,33 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(jq -r '.pci["pci-address"]' "$T_TMP/devinfo/pod.json")" "0000:99:00.1" "another VF's file is left alone"
 
+t_begin "an unrelated file already at the device-info path: ADD neither replaces it nor leaves a trace, DEL keeps it"
+unrelated='{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.2","note":"not the plugin'"'"'s"}}'
+printf '%s\n' "$unrelated" > "$T_TMP/devinfo/taken.json"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/taken.json\"}"
+t_eq "$(t_jq .code)" 5 "ADD fails ($T_OUT)"
+t_contains "$(t_jq .msg)" "a file this plugin did not write is already there" "says why"
+t_eq "$(cat "$T_TMP/devinfo/taken.json")" "$unrelated" "the file is unchanged"
+t_eq "$(ls -A "$T_TMP/devinfo" | grep -c '^\.tmp')" 0 "no temporary left"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "ADD rolled back: the VF is on the host"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(cat "$T_TMP/devinfo/taken.json")" "$unrelated" "DEL leaves it too"
+t_begin "... and a file put in place of ADD's, naming the same VF: DEL keeps it"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/mine.json\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+printf '%s\n' "$unrelated" > "$T_TMP/devinfo/mine.json.new"
+mv "$T_TMP/devinfo/mine.json.new" "$T_TMP/devinfo/mine.json"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(cat "$T_TMP/devinfo/mine.json" 2>/dev/null)" "$unrelated" "the replacement stays"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/own.json\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(ls "$T_TMP/devinfo/own.json" 2>/dev/null)" "" "the file ADD wrote is removed by DEL"
+rm -f "$T_TMP/devinfo/taken.json" "$T_TMP/devinfo/mine.json"
+
 t_begin "logFile outside the log directories, and a FIFO inside them"
 attempt x "\"logFile\": \"$OUTSIDE/passwd\""
 t_eq "$(t_jq .code)" 7 "code ($T_OUT)"

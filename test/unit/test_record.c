@@ -5,6 +5,7 @@
  * numbers or names DEL would hand to the PF, the kernel or a path is
  * refused as unreadable (-EBADMSG), never half-used.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -537,10 +538,13 @@ static void test_remove(void)
 	close(dirfd);
 }
 
-/* DEL removes a device-info file only when it names this VF: another's stays. */
+/*
+ * ADD creates a device-info file only where none stands, and DEL removes
+ * it only while it holds what ADD wrote: anyone else's file stays.
+ */
 static void test_devinfo(void)
 {
-	char path[128], resolved[PATH_MAX], *data = NULL;
+	char path[128], resolved[PATH_MAX], text[1024], other[1024], *data = NULL;
 	struct cni_error err;
 	size_t len;
 	int devfd;
@@ -557,22 +561,52 @@ static void test_devinfo(void)
 	memset(&err, 0, sizeof(err));
 	CHECK_INT(sriov_devinfo_validate("devinfo/x.json", resolved, &err), -EINVAL);
 	CHECK_HAS(err.msg, "absolute");
-	CHECK_INT(sriov_devinfo_write(resolved, "0000:3b:00.2", "0000:3b:00.0", "rdma_net1"), 0);
+	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "rdma_net1", text,
+				     sizeof(text)), 0);
+	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, other, sizeof(other)), 0);
+	CHECK_INT(sriov_devinfo_write(resolved, text), 0);
 	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
 	CHECK_HAS(data, "\"pci-address\":\"0000:3b:00.2\"");
 	CHECK_HAS(data, "\"rdma-device\":\"rdma_net1\"");
 	free(data);
-	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.3"), -EPERM);
+	data = NULL;
+	/* A second write finds the file there: it is not replaced. */
+	CHECK_INT(sriov_devinfo_write(resolved, other), -EEXIST);
+	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
+	CHECK_HAS(data, "rdma_net1");
+	free(data);
+	data = NULL;
+	/* Not what was written (even naming the same VF): it stays. */
+	CHECK_INT(sriov_devinfo_remove(path, other, "0000:3b:00.2"), -EPERM);
 	CHECK(access(resolved, F_OK) == 0);
-	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.2"), 0);
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2"), 0);
 	CHECK(access(resolved, F_OK) < 0);
-	CHECK_INT(sriov_devinfo_remove(path, "0000:3b:00.2"), 0);
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2"), 0);
+	/* An older record, without the text: only a file naming this VF goes. */
+	CHECK_INT(sriov_devinfo_write(resolved, other), 0);
+	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.3"), -EPERM);
+	CHECK(access(resolved, F_OK) == 0);
+	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.2"), 0);
+	CHECK(access(resolved, F_OK) < 0);
+	/* No temporary is left behind: the directory is empty again. */
+	{
+		DIR *d = fdopendir(dup(devfd));
+		struct dirent *de;
+		int n = 0;
+
+		CHECK(d != NULL);
+		while (d && (de = readdir(d)))
+			n += de->d_name[0] != '.' || (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."));
+		if (d)
+			closedir(d);
+		CHECK_INT(n, 0);
+	}
 	/*
 	 * A record naming a file outside the allowed directories (the node
 	 * config was narrowed since ADD): DEL leaves it alone. Under valgrind
 	 * this also proves the refusal reads no uninitialised error.
 	 */
-	CHECK_INT(sriov_devinfo_remove("/etc/passwd", "0000:3b:00.2"), -EPERM);
+	CHECK_INT(sriov_devinfo_remove("/etc/passwd", "", "0000:3b:00.2"), -EPERM);
 	CHECK(access("/etc/passwd", F_OK) == 0);
 	close(devfd);
 }
