@@ -125,6 +125,41 @@ static void test_get_set(void)
 	sh("ip link del net1");
 }
 
+/*
+ * What says which device a link is: its driver's bus (none for a veth or
+ * lo, whose drivers name no bus), and lo by its flag. Asked in the
+ * namespace of the socket: a socket opened in another one answers for that.
+ */
+static void test_bus_info(void)
+{
+	struct link_sock *ls, *other = NULL;
+	struct link_info i;
+	char bus[64];
+	int fd;
+
+	CHECK_INT(veth("bi0", "bi1"), 0);
+	CHECK_INT(link_sock_open(&ls), 0);
+	strcpy(bus, "junk");
+	CHECK_INT(link_bus_info(ls, "bi0", bus, sizeof(bus)), 0);
+	CHECK_STR(bus, "");
+	CHECK_INT(link_bus_info(ls, "lo", bus, sizeof(bus)), 0);
+	CHECK_STR(bus, "");
+	CHECK_INT(link_bus_info(ls, "nosuch0", bus, sizeof(bus)), -ENODEV);
+	CHECK_INT(link_bus_info(ls, "a-name-far-too-long", bus, sizeof(bus)), -EINVAL);
+	CHECK_INT(link_get_by_name(ls, "lo", &i), 0);
+	CHECK(i.loopback);
+	CHECK_INT(link_get_by_name(ls, "bi0", &i), 0);
+	CHECK(!i.loopback);
+	/* bi0 is not in a fresh namespace: a socket there does not see it. */
+	CHECK_INT(netns_create_anon(&fd), 0);
+	CHECK_INT(link_sock_open_in(fd, &other), 0);
+	CHECK_INT(link_bus_info(other, "bi0", bus, sizeof(bus)), -ENODEV);
+	link_sock_close(other);
+	close(fd);
+	link_sock_close(ls);
+	sh("ip link del bi0");
+}
+
 static void test_altnames(void)
 {
 	char names[4][128];
@@ -528,6 +563,7 @@ int main(void)
 	}
 	sh("ip link set lo up");
 	RUN(test_get_set);
+	RUN(test_bus_info);
 	RUN(test_altnames);
 	RUN(test_move_netns);
 	RUN(test_addr_route);

@@ -170,6 +170,28 @@ static void test_lookup_vf(void)
 	CHECK_INT(vf_netdev_name(sys, "../../../etc", name), -EINVAL);
 }
 
+/* A netdev's PCI device, by its class/net/<name>/device link, as the kernel lays it out. */
+static void test_netdev_pci(void)
+{
+	char bdf[VF_BDF_LEN];
+
+	CHECK_INT(sh("mkdir -p '%s/class/net/pod1' && ln -sfn ../../../bus/pci/devices/0000:3b:00.4 "
+		     "'%s/class/net/pod1/device'", sys, sys), 0);
+	CHECK_INT(vf_netdev_pci(sys, "pod1", bdf), 0);
+	CHECK_STR(bdf, "0000:3b:00.4");
+	/* No device link (a virtual link), no such link, a link to no PCI address. */
+	CHECK_INT(vf_netdev_pci(sys, "enp59s0f0v1", bdf), -ENODEV);
+	CHECK_STR(bdf, "");
+	CHECK_INT(vf_netdev_pci(sys, "nosuch0", bdf), -ENODEV);
+	CHECK_INT(sh("mkdir -p '%s/class/net/odd0' && ln -sfn ../../../bus/platform/serial0 "
+		     "'%s/class/net/odd0/device'", sys, sys), 0);
+	CHECK_INT(vf_netdev_pci(sys, "odd0", bdf), -ENODEV);
+	CHECK_INT(vf_netdev_pci(sys, "../../bus", bdf), -EINVAL);
+	CHECK_INT(vf_netdev_pci(sys, "..", bdf), -EINVAL);
+	CHECK_INT(vf_netdev_pci(sys, "", bdf), -EINVAL);
+	CHECK_INT(sh("rm -rf '%s/class/net/pod1' '%s/class/net/odd0'", sys, sys), 0);
+}
+
 static void test_lookup_no_netdev(void)
 {
 	struct vf_dev vf;
@@ -690,6 +712,7 @@ int main(void)
 	}
 	RUN(test_bdf_parse);
 	RUN(test_lookup_vf);
+	RUN(test_netdev_pci);
 	RUN(test_lookup_no_netdev);
 	RUN(test_lookup_dpdk);
 	RUN(test_lookup_not_vf_or_missing);
