@@ -437,11 +437,11 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 	if (!proven && !vf.dpdk && what[0])
 		log_warn("%s; %s in %s is %s, not VF %s: leaving it alone", why,
 			 c->req->env.ifname, netns ? netns : "(no netns)", what, c->bdf);
-	if (!locked && !proven) {
+	if (!owner && !proven) {
 		/* Nothing else tells whose the VF is: not even its PF settings are touched. */
-		log_error("%s, and without its lock and in-use marker VF %s is restored only "
-			  "from the pod that holds it, which has no %s proven to be the VF: not "
-			  "restored; %s", why, c->bdf, c->req->env.ifname, BY_HAND);
+		log_error("%s, and without an in-use marker naming this attachment VF %s is "
+			  "restored only from the pod that holds it, which has no %s proven to be "
+			  "the VF: not restored; %s", why, c->bdf, c->req->env.ifname, BY_HAND);
 		return 0;
 	}
 	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,

@@ -85,6 +85,33 @@ t_cnitool del "$CONF_B" "$podB" CNI_IFNAME=net1 CNI_CONTAINERID=podb
 t_eq "$T_RC" 0 "pod B's DEL ($T_ERR)"
 t_eq "$(vf_line 0 | cut -d' ' -f3)" "vlan=0" "pod B's own DEL restores its VF"
 
+t_begin "record and marker unreadable, and nothing proves the pod's net1 is the VF: nothing is touched"
+sr_setup 1
+pod=$(t_netns)
+sr_conflist "$CONF_B" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100" "$POOL"
+t_cnitool add "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=unr
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+echo garbage > "$SR_STATE/unr:net1.json"
+echo garbage > "$SR_STATE/pci/$(sr_vf 0)"
+calls=$(sr_calls)
+vf0=$(vf_line 0)
+t_cnitool del "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=unr
+t_eq "$T_RC" 0 "DEL exits 0 ($T_OUT)"
+t_contains "$T_ERR" "which has no net1 proven to be the VF" "the log says why"
+t_eq "$(sr_calls)" "$calls" "the PF was asked nothing"
+t_eq "$(vf_line 0)" "$vf0" "the VF's settings are as they were"
+t_eq "$(sr_pod_link "$pod" net1 | cut -d' ' -f1)" net1 "net1 stays in the pod"
+t_contains "$(sr_markers)" "$(sr_vf 0)" "the marker stays for a person to look at"
+t_begin "... and once the pod's sysfs shows net1 is the VF, DEL brings it home"
+sr_pod_sysfs net1 0
+t_cnitool del "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=unr
+t_eq "$T_RC" 0 "DEL exits 0 ($T_OUT)"
+t_eq "$(sr_host_link "${SR_PFNET}v0" | cut -d' ' -f1)" "${SR_PFNET}v0" "VF home under the fallback name"
+t_contains "$(vf_line 0)" "vlan=0" "the VF's vlan reset"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no marker"
+ip link set "${SR_PFNET}v0" name "$(sr_net 0)"
+rm -rf "$SR_SYS/class/net/net1"
+
 t_begin "a PF renamed between ADD and DEL: CHECK and DEL find it by its PCI address"
 sr_setup 1
 pod=$(t_netns)
