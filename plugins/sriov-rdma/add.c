@@ -243,6 +243,23 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 	if (snapshot(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
+	/*
+	 * The device-info file and its text, declared before the file is made:
+	 * a DEL after ADD was killed removes it only if it holds that text, so
+	 * a file someone else put at the path is never removed. The RDMA name
+	 * is the one the pod will see: rdmaName once the device has moved.
+	 */
+	if (c->conf.devinfo_file) {
+		ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf,
+					 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
+								      c->rec.rdma_pod_name,
+					 c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
+		if (ret < 0)
+			return cni_errorf(err, CNI_ERR_PLUGIN, "runtimeConfig.CNIDeviceInfoFile: "
+					  "cannot make its text: %s", strerror(-ret));
+		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
+			 c->conf.devinfo_file);
+	}
 	c->rec.in_progress = true;
 	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
 	memcpy(c->me.host_mac, c->rec.host_mac, 6);
@@ -549,37 +566,23 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- device-info file ---- */
 
-/*
- * The record says which file and what text before the file is made: a DEL
- * after ADD was killed removes it only if it holds that text, and a file
- * someone else put at the path is never replaced nor removed.
- */
+/* Created only where no file stands: one already there is someone else's, and stays. */
 static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 {
 	int ret;
 
-	if (!c->conf.devinfo_file)
+	if (!c->rec.devinfo_file[0])
 		return 0;
-	ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf, c->rec.rdma_pod_name,
-				 c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
-	if (ret == 0) {
-		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
-			 c->conf.devinfo_file);
-		ret = sriov_record_write(c->state_fd, &c->rec);
-	}
-	if (ret == 0)
-		ret = sriov_devinfo_write(c->conf.devinfo_file, c->rec.devinfo_text);
-	if (ret < 0) {
-		c->rec.devinfo_file[0] = c->rec.devinfo_text[0] = '\0';
-		if (ret == -EEXIST)
-			return cni_errorf(err, CNI_ERR_IO,
-					  "runtimeConfig.CNIDeviceInfoFile \"%s\": a file this plugin "
-					  "did not write is already there; it is left as it is (give "
-					  "each attachment its own path)", c->conf.devinfo_file);
+	ret = sriov_devinfo_write(c->rec.devinfo_file, c->rec.devinfo_text);
+	if (ret == -EEXIST)
+		return cni_errorf(err, CNI_ERR_IO,
+				  "runtimeConfig.CNIDeviceInfoFile \"%s\": a file this plugin did not "
+				  "write is already there; it is left as it is (give each attachment "
+				  "its own path)", c->rec.devinfo_file);
+	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO,
 				  "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot write it: %s",
-				  c->conf.devinfo_file, strerror(-ret));
-	}
+				  c->rec.devinfo_file, strerror(-ret));
 	return 0;
 }
 

@@ -19,16 +19,19 @@
 #include "sriov.h"
 
 /*
- * What the pod interface should hold: what ADD set (its record), except
- * where the chain's prevResult names the field, since a plugin after us
- * (tuning) may have changed the MAC or the MTU and says so there. A
- * prevResult that does not name one (below 1.0.0 a result has no mtu, and
- * libcni 1.1.2 drops it from its cache) leaves ADD's value to compare.
- * *mac_from_prev and *mtu_from_prev say where each came from, for the message.
+ * What the pod interface should hold. Without a prevResult, what ADD
+ * recorded. With one, the spec's rule: the chain's prevResult, since a
+ * plugin after us (tuning) may have changed the MAC or the MTU and says so
+ * there; but only where it names the field. Where it does not (below
+ * 1.1.0 a result has no mtu, and libcni 1.1.2 drops it from its cache),
+ * what ADD set from the config (mac, mtu) is taken from the record; a
+ * value ADD did not set (the VF's own) is then not checked, as a later
+ * plugin may have changed it without a word. *mac_from_prev and
+ * *mtu_from_prev say where each came from, for the message.
  */
-static void expected(const struct sriov_record *rec, const struct cni_result *prev,
-		     bool from_prev, char mac[18], int *mtu, bool *mac_from_prev,
-		     bool *mtu_from_prev)
+static void expected(const struct sriov_conf *conf, const struct sriov_record *rec,
+		     const struct cni_result *prev, bool from_prev, char mac[18], int *mtu,
+		     bool *mac_from_prev, bool *mtu_from_prev)
 {
 	int i;
 
@@ -37,6 +40,10 @@ static void expected(const struct sriov_record *rec, const struct cni_result *pr
 	*mac_from_prev = *mtu_from_prev = false;
 	if (!from_prev)
 		return;
+	if (!conf->has_mac)
+		mac[0] = '\0';
+	if (conf->mtu <= 0)
+		*mtu = 0;
 	for (i = 0; i < prev->n_ifaces; i++)
 		if (!strcmp(prev->ifaces[i].name, rec->ifname) && prev->ifaces[i].sandbox[0]) {
 			if (prev->ifaces[i].mac[0]) {
@@ -77,7 +84,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 			   strerror(-ret));
 		goto out;
 	}
-	expected(rec, prev, from_prev, want, &mtu, &mac_prev, &mtu_prev);
+	expected(conf, rec, prev, from_prev, want, &mtu, &mac_prev, &mtu_prev);
 	link_mac_format(li.mac, got);
 	ret = -1;
 	if (want[0] && strcasecmp(want, got)) {
