@@ -4,7 +4,7 @@
  *
  * Environment (CNI_*), stdin, version negotiation, errors as the spec's JSON
  * object, and the skeleton that dispatches a command to the plugin. Results
- * are result.h (included here: the skeleton prints them), delegation to
+ * are cni_result.h (included here: the skeleton prints them), delegation to
  * another plugin is delegate.h, and the name validators are valid.h
  * (included here: every plugin judges the names the runtime sends).
  *
@@ -18,7 +18,7 @@
  * layer (plugins/, this skeleton, delegate) and by the modules whose job is
  * to judge the runtime's input: config parsing (conf, ipam config, ippool,
  * which judges the IPPool object the API server sends) and results
- * (result.h). The plugin turns a -errno from below into a cni_error once,
+ * (cni_result.h). The plugin turns a -errno from below into a cni_error once,
  * where it knows what was being done. A module below may keep a message
  * beside its -errno for the plugin to quote (policy, kube), never a code.
  */
@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "result.h"
+#include "cni_result.h"
 #include "valid.h"
 
 #define CNI_MAX_STDIN		(1u << 20)

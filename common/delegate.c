@@ -15,7 +15,7 @@
 
 #include "cni.h"
 #include "delegate.h"
-#include "result.h"
+#include "cni_result.h"
 #include "valid.h"
 
 extern char **environ;

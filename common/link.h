@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
-#include "result.h"
+#include "cni_result.h"
 
 struct link_sock;
 struct nlattr;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cni.h"
-#include "result.h"
+#include "cni_result.h"
 
 void cni_route_init(struct cni_route *rt)
 {

@@ -8,8 +8,8 @@
  * not change. The types alone need nothing else: link.h uses cni_route
  * without knowing the CNI protocol.
  */
-#ifndef RESULT_H
-#define RESULT_H
+#ifndef CNI_RESULT_H
+#define CNI_RESULT_H
 
 #include <net/if.h>
 #include <cjson/cJSON.h>
