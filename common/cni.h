@@ -5,7 +5,7 @@
  * Environment (CNI_*), stdin, version negotiation, errors as the spec's JSON
  * object, and the skeleton that dispatches a command to the plugin. Results
  * are cni_result.h (included here: the skeleton prints them), delegation to
- * another plugin is delegate.h, and the name validators are valid.h
+ * another plugin is cni_delegate.h, and the name validators are valid.h
  * (included here: every plugin judges the names the runtime sends).
  *
  * A plugin fills a struct cni_plugin and calls cni_plugin_main() from main().

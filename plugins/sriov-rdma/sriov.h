@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 #include "claim.h"
 #include "cni.h"
-#include "delegate.h"
+#include "cni_delegate.h"
 #include "link.h"
 #include "pf.h"
 #include "rdma.h"

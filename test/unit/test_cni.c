@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "cni.h"
-#include "delegate.h"
+#include "cni_delegate.h"
 #include "log.h"
 
 static char tmpdir[64];

@@ -6,8 +6,8 @@
  * Split out of cni.{c,h}; cni_delegate() kept its name (the file is named
  * after it) so that the plugins calling it did not change.
  */
-#ifndef DELEGATE_H
-#define DELEGATE_H
+#ifndef CNI_DELEGATE_H
+#define CNI_DELEGATE_H
 
 #include "cni.h"
 

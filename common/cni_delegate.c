@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cni.h"
-#include "delegate.h"
+#include "cni_delegate.h"
 #include "cni_result.h"
 #include "valid.h"
 
