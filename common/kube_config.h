@@ -18,8 +18,8 @@
  * Split out of kube.{c,h} (the HTTP client stays there); the names kept
  * their kube_ prefix so that callers did not change.
  */
-#ifndef KUBECONFIG_H
-#define KUBECONFIG_H
+#ifndef KUBE_CONFIG_H
+#define KUBE_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

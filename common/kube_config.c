@@ -16,7 +16,7 @@
 #include <yaml.h>
 
 #include "file.h"
-#include "kubeconfig.h"
+#include "kube_config.h"
 
 #define KUBE_MAX_CONFIG	(1u << 20)	/* a kubeconfig with inline certificates is a few KiB */
 #define KUBE_MAX_PEM	(1u << 20)
