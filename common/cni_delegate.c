@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Moved out of cni.c with cni_delegate() keeping its name (see delegate.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Moved out of cni.c with the cni_result_* / cni_route_* names kept (see result.h). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>

@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * What stayed in ipam.c when the addresses (ipam_addr.c) and the config
- * (ipam_conf.c, ipam_ranges.c) moved out: the allocation policy, under
- * its names.
- */
 #include "ipam.h"
 
 #include <errno.h>

@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c with their names: ipam_addr_, ipam_prefix_ and
- * ipam_family_bits already said what they work on, and every caller
- * keeps its spelling. parse_span became ipam_span_parse.
- */
 #include "ipam_addr.h"
 
 #include <arpa/inet.h>

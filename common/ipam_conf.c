@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c with their names (ipam_conf_*,
- * ipam_resolv_conf_parse); the ranges and per-node blocks are
- * ipam_ranges.c's.
- */
 #include "ipam_conf.h"
 
 #include <errno.h>

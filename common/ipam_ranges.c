@@ -1,11 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c: the static helpers kept their names; what
- * ipam_conf.c calls got the ipam_ranges_ prefix (resolve_node_name,
- * need_node_name, parse_exclude_list, parse_sets, finish, and the tail of
- * ipam_conf_parse as ipam_ranges_for_node). ipam_valid_node_name kept its
- * name, which its callers and tests use.
- */
 #include "ipam_ranges.h"
 
 #include <ctype.h>

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kubeconfig half of the former kube.c; names kept (kube_config_*), see kubeconfig.h. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,11 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of pool.c: pool_record_parse kept its name; the static
- * helpers on records and entry names took the pool_record_ prefix
- * (name_addr, name_owner, names_a, names_c, same_owner, same_reservation
- * as pool_record_same, record_load, record_write_tmp) and now take the
- * store's descriptors instead of the pool.
- */
 #include "pool_record.h"
 
 #include <errno.h>

@@ -4,9 +4,8 @@
  *
  * Predicates only, no error text: the caller knows whether the name came
  * from the environment (CNI code 4) or the config (code 7) and says so.
- * Split out of the CNI protocol module (where they were cni_valid_*) so that
- * modules below the plugin layer (sysctl, policy, vf, link, records) check
- * names without knowing CNI.
+ * Modules below the plugin layer (sysctl, policy, vf, link, records) check
+ * names here without knowing CNI.
  */
 #ifndef VALID_H
 #define VALID_H
