@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni.h"
+#include "cni_error.h"
 #include "cni_result.h"
+#include "cni_version.h"
 
 void cni_route_init(struct cni_route *rt)
 {
