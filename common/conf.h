@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
-#include "cni.h"
+#include "cni_error.h"
 
 int conf_string(const cJSON *obj, const char *where, const char *key, const char **out,
 		bool required, struct cni_error *err);

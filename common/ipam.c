@@ -265,3 +265,17 @@ int ipam_result_ip(const struct ipam_conf *c, int s, const struct ipam_addr *a, 
 	ip->iface = CNI_UNSET;
 	return 0;
 }
+
+int ipam_exclude(struct ipam_conf *c, const struct ipam_addr *start,
+		 const struct ipam_addr *end)
+{
+	if ((start->family != AF_INET && start->family != AF_INET6) ||
+	    start->family != end->family || ipam_addr_cmp(start, end) > 0)
+		return -EINVAL;
+	if (c->n_exclude >= IPAM_MAX_EXCLUDE)
+		return -ENOSPC;
+	c->exclude[c->n_exclude].start = *start;
+	c->exclude[c->n_exclude].end = *end;
+	c->n_exclude++;
+	return 0;
+}

@@ -126,7 +126,7 @@ int ipam_ranges_parse_exclude(const cJSON *obj, const char *where, struct ipam_c
 	cJSON_ArrayForEach(it, arr) {
 		if (ipam_span_parse(cJSON_GetStringValue(it), &sp) < 0)
 			return conf_invalid(err, "%s.exclude[%d]: want %s", where, i, SPAN_FORMS);
-		if (c && ipam_conf_exclude(c, &sp.start, &sp.end) < 0)
+		if (c && ipam_exclude(c, &sp.start, &sp.end) < 0)
 			return conf_invalid(err,
 				       "%s.exclude: more than %d exclusions together with ipam.exclude; merge them into CIDRs or ranges",
 				       where, IPAM_MAX_EXCLUDE);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam_conf.h"
+#include "ipam.h"
 #include "state.h"
 
 void pool_record_name_addr(char *buf, size_t len, char kind, const struct ipam_addr *a)

@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "file.h"
 #include "ipam.h"
+#include "ipam_conf.h"
 #include "ippool.h"
 #include "log.h"
 #include "policy.h"

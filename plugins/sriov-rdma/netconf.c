@@ -11,7 +11,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "conf.h"
-#include "ipam.h"
+#include "ipam_conf.h"
 #include "link.h"
 #include "log.h"
 #include "policy.h"
