@@ -96,7 +96,10 @@ struct cni_plugin {
  * The skeleton: --version/--help, no CNI_COMMAND (about text), VERSION,
  * then env + stdin + version checks (CHECK needs >= 0.4.0, STATUS and GC
  * need >= 1.1.0) before calling the handler. Prints the result or the
- * error and returns the process exit code.
+ * error and returns the process exit code. Logging is set up here, once:
+ * stderr under the plugin's name, the command, container ID and ifname on
+ * every line, closed before returning; a handler only applies the level
+ * and file its config names (log_set_level, log_set_file).
  */
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv);
 

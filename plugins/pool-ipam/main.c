@@ -688,6 +688,5 @@ static const struct cni_plugin plugin = {
 
 int main(int argc, char **argv)
 {
-	log_init("pool-ipam");
 	return cni_plugin_main(&plugin, argc, argv);
 }
