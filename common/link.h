@@ -118,10 +118,6 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_rout
  */
 int link_announce(int ifindex, const uint8_t mac[6], const char *cidr);
 
-/* "aa:bb:cc:dd:ee:ff" <-> bytes. */
-int link_mac_parse(const char *s, uint8_t mac[6]);
-void link_mac_format(const uint8_t mac[6], char out[18]);
-
 /*
  * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the
  * link first as link_set_up does: for a caller that knows the index.

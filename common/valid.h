@@ -11,6 +11,7 @@
 #define VALID_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * A netns path: an absolute path (as valid_abs_path) without control
@@ -38,5 +39,8 @@ bool valid_abs_path(const char *path);
  * n hex digits at s, their value; -1 when any of them is not one.
  */
 long valid_hexfield(const char *s, int n);
+/* "aa:bb:cc:dd:ee:ff" (either case) <-> bytes: 0 or -EINVAL. */
+int valid_mac_parse(const char *s, uint8_t mac[6]);
+void valid_mac_format(const uint8_t mac[6], char out[18]);
 
 #endif

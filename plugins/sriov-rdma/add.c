@@ -733,13 +733,13 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
 	if (!c->vf.dpdk) {
-		link_mac_format(c->rec.pod_mac, ifc->mac);
+		valid_mac_format(c->rec.pod_mac, ifc->mac);
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
-		link_mac_format(c->conf.mac, ifc->mac);
+		valid_mac_format(c->conf.mac, ifc->mac);
 	} else if (c->pf && (c->pf_before.mask & PF_VF_MAC)) {
 		/* vf-config set no MAC: the one read before stands, without asking the PF again. */
-		link_mac_format(c->pf_before.mac, ifc->mac);
+		valid_mac_format(c->pf_before.mac, ifc->mac);
 	}
 	for (i = 0; i < c->ipam.n_ips; i++) {
 		res->ips[res->n_ips] = c->ipam.ips[i];

@@ -28,7 +28,7 @@ static void expected(const struct sriov_record *rec, const struct cni_result *pr
 {
 	int i;
 
-	link_mac_format(rec->pod_mac, mac);
+	valid_mac_format(rec->pod_mac, mac);
 	*mtu = rec->pod_mtu;
 	if (!from_prev)
 		return;
@@ -69,7 +69,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 		goto out;
 	}
 	expected(rec, prev, from_prev, want, &mtu);
-	link_mac_format(li.mac, got);
+	valid_mac_format(li.mac, got);
 	ret = -1;
 	if (want[0] && strcasecmp(want, got)) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: mac is %s, %s %s", rec->ifname, got,

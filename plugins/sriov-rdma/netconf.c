@@ -218,7 +218,7 @@ static int parse_vlan(const struct cni_request *req, struct sriov_conf *conf,
 static int parse_mac_string(const char *field, const char *s, uint8_t mac[6],
 			    struct cni_error *err)
 {
-	if (link_mac_parse(s, mac) < 0) {
+	if (valid_mac_parse(s, mac) < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "%s \"%s\": not a MAC address (want aa:bb:cc:dd:ee:ff)", field, s);
 		return -EINVAL;

@@ -35,7 +35,7 @@ static int add_mac(cJSON *obj, const char *key, const uint8_t mac[6])
 {
 	char s[18];
 
-	link_mac_format(mac, s);
+	valid_mac_format(mac, s);
 	return cJSON_AddStringToObject(obj, key, s) ? 0 : -ENOMEM;
 }
 
@@ -120,7 +120,7 @@ static int get_mac(const cJSON *o, const char *key, uint8_t mac[6])
 {
 	const cJSON *s = get(o, key);
 
-	if (!cJSON_IsString(s) || link_mac_parse(s->valuestring, mac) < 0)
+	if (!cJSON_IsString(s) || valid_mac_parse(s->valuestring, mac) < 0)
 		return -EBADMSG;
 	return 0;
 }

@@ -51,21 +51,6 @@ static int veth(const char *a, const char *b)
 	return sh("ip link add %s type veth peer name %s", a, b);
 }
 
-static void test_mac_parse_format(void)
-{
-	uint8_t m[6];
-	char s[18];
-
-	CHECK_INT(link_mac_parse("02:AB:cd:00:ff:09", m), 0);
-	link_mac_format(m, s);
-	CHECK_STR(s, "02:ab:cd:00:ff:09");
-	CHECK_INT(link_mac_parse("02:ab:cd:00:ff", m), -EINVAL);
-	CHECK_INT(link_mac_parse("02:ab:cd:00:ff:0g", m), -EINVAL);
-	CHECK_INT(link_mac_parse("02-ab-cd-00-ff-09", m), -EINVAL);
-	CHECK_INT(link_mac_parse("02:ab:cd:00:ff:091", m), -EINVAL);
-	CHECK_INT(link_mac_parse("", m), -EINVAL);
-}
-
 static void test_get_set(void)
 {
 	struct link_sock *ls;
@@ -517,7 +502,6 @@ static void test_vf_kernel_transport(void)
 
 int main(void)
 {
-	RUN(test_mac_parse_format);
 	if (geteuid() != 0) {
 		fprintf(stderr, "test_link: needs root, skipped\n");
 		return 77;
