@@ -534,9 +534,9 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 		}
 	}
 	for (i = 0; i < c->ipam.n_routes; i++) {
-		struct cni_route rt;
+		struct link_route rt;
 
-		cni_route_resolve(&c->ipam, &c->ipam.routes[i], &rt);
+		sriov_route_resolve(&c->ipam, &c->ipam.routes[i], &rt);
 		ret = link_route_add(ls, li.ifindex, &rt);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "route to %s via %s on %s: %s",

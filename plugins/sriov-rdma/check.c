@@ -101,9 +101,9 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 	}
 	/* As ADD installed them: a route without gw goes via the IPAM's gateway. */
 	for (i = 0; i < prev->n_routes; i++) {
-		struct cni_route rt;
+		struct link_route rt;
 
-		cni_route_resolve(prev, &prev->routes[i], &rt);
+		sriov_route_resolve(prev, &prev->routes[i], &rt);
 		ret = link_route_has(ls, li.ifindex, &rt, &has);
 		if (ret < 0 || !has) {
 			cni_errorf(err, CNI_ERR_DRIFT, "%s: route to %s via %s is missing", rec->ifname,

@@ -291,7 +291,7 @@ static int subnet_of(const char *cidr, char *out, size_t len, bool *v4)
 }
 
 /* Add rt to made's routes unless it is there: addresses of one subnet share their routes. */
-static int plan_one(struct sriov_rail_made *made, const struct cni_route *rt)
+static int plan_one(struct sriov_rail_made *made, const struct link_route *rt)
 {
 	int i;
 
@@ -309,18 +309,18 @@ static int plan_one(struct sriov_rail_made *made, const struct cni_route *rt)
 static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni_result *ipam,
 		       struct sriov_rail_made *made)
 {
-	struct cni_route rt;
+	struct link_route rt;
 	bool v4;
 	int i, ret;
 
-	cni_route_init(&rt);
+	link_route_init(&rt);
 	rt.table = (int)table;
 	if (subnet_of(ip->address, rt.dst, sizeof(rt.dst), &v4) < 0)
 		return -EINVAL;
 	rt.scope = RT_SCOPE_LINK;
 	ret = plan_one(made, &rt);
 	if (ret == 0 && ip->gateway[0]) {
-		cni_route_init(&rt);
+		link_route_init(&rt);
 		rt.table = (int)table;
 		snprintf(rt.dst, sizeof(rt.dst), "%s", v4 ? "0.0.0.0/0" : "::/0");
 		snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
@@ -329,7 +329,7 @@ static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni
 	for (i = 0; ret == 0 && i < ipam->n_routes; i++) {
 		if ((strchr(ipam->routes[i].dst, ':') == NULL) != v4)
 			continue;
-		rt = ipam->routes[i];
+		sriov_route_link(&ipam->routes[i], &rt);
 		rt.table = (int)table;
 		if (!rt.gw[0] && ip->gateway[0])
 			snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
@@ -339,7 +339,7 @@ static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni
 }
 
 /* "default via 10.1.0.1 dev net1", as ip-route(8) shows it. */
-static void route_text(const struct cni_route *rt, const char *ifname, char *out, size_t len)
+static void route_text(const struct link_route *rt, const char *ifname, char *out, size_t len)
 {
 	bool dflt = !strcmp(rt->dst, "0.0.0.0/0") || !strcmp(rt->dst, "::/0");
 

@@ -106,7 +106,7 @@ struct sriov_rail_made {
 	bool known;			/* false: no multiRail, or an older record */
 	uint32_t table;			/* 0: no policy routing (no address) */
 	int n_routes;
-	struct cni_route routes[SRIOV_MAX_RAIL_ROUTES];
+	struct link_route routes[SRIOV_MAX_RAIL_ROUTES];
 	int n_sysctls;
 	char sysctl_name[SRIOV_RAIL_SYSCTLS][SYSCTL_NAME_MAX + 1];
 	char sysctl_value[SRIOV_RAIL_SYSCTLS][SYSCTL_VALUE_MAX + 1];
@@ -260,6 +260,11 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
  */
 int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 			 const char *sysfs_root, bool *found);
+/* A route of a CNI result as link installs it. */
+void sriov_route_link(const struct cni_route *in, struct link_route *out);
+/* The same, as the spec means it: without "gw", via the IPAM's gateway (cni_route_resolve). */
+void sriov_route_resolve(const struct cni_result *r, const struct cni_route *rt,
+			 struct link_route *out);
 
 /* rdmadev.c */
 /*

@@ -206,11 +206,11 @@ static void test_move_netns(void)
 	sh("ip link del mv0");
 }
 
-static struct cni_route route(const char *dst, const char *gw)
+static struct link_route route(const char *dst, const char *gw)
 {
-	struct cni_route rt;
+	struct link_route rt;
 
-	cni_route_init(&rt);
+	link_route_init(&rt);
 	snprintf(rt.dst, sizeof(rt.dst), "%s", dst);
 	snprintf(rt.gw, sizeof(rt.gw), "%s", gw);
 	return rt;
@@ -220,7 +220,7 @@ static void test_addr_route(void)
 {
 	struct link_sock *ls;
 	struct link_info i;
-	struct cni_route rt;
+	struct link_route rt;
 	bool has;
 	int idx;
 
