@@ -386,11 +386,11 @@ static void pod_notify(struct add_ctx *c)
 	int ret;
 
 	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
-	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, "1");
 	if (ret < 0)
 		log_warn("arp_notify on %s: %s", ifname, strerror(-ret));
 	snprintf(name, sizeof(name), "net.ipv6.conf.%s.ndisc_notify", ifname);
-	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, "1");
 	if (ret < 0 && ret != -ENOENT)
 		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
 }

@@ -112,7 +112,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 			goto out;
 		}
 	}
-	ret = sriov_rail_check(rec, conf->multi_rail, conf->proc_root, ls, pod_fd, li.ifindex,
+	ret = sriov_rail_check(rec, conf->multi_rail, conf->paths.proc_root, ls, pod_fd, li.ifindex,
 			       req->env.netns, err);
 out:
 	link_sock_close(ls);

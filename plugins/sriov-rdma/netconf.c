@@ -325,7 +325,8 @@ static int env_path(const char *var, const char *fallback, const char **out,
 
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err)
 {
-	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err))
+	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err) ||
+	    env_path(SRIOV_ENV_PROC_ROOT, SYSCTL_DEFAULT_PROC_ROOT, &paths->proc_root, err))
 		return -EINVAL;
 	return 0;
 }
@@ -334,10 +335,15 @@ void sriov_env_paths_lenient(struct sriov_paths *paths)
 {
 	struct cni_error err = { 0 };
 
-	/* Production nodes do not set it: the default is the real host. */
+	/* Production nodes do not set them: the defaults are the real host. */
 	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, &err)) {
 		log_error("%s: ignored, using %s", err.msg, SRIOV_DEFAULT_SYSFS);
 		paths->sysfs_root = SRIOV_DEFAULT_SYSFS;
+	}
+	memset(&err, 0, sizeof(err));
+	if (env_path(SRIOV_ENV_PROC_ROOT, SYSCTL_DEFAULT_PROC_ROOT, &paths->proc_root, &err)) {
+		log_error("%s: ignored, using %s", err.msg, SYSCTL_DEFAULT_PROC_ROOT);
+		paths->proc_root = SYSCTL_DEFAULT_PROC_ROOT;
 	}
 }
 

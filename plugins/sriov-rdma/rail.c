@@ -81,14 +81,7 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 {
 	long long table = 0;
 	bool has_table = false, present = false;
-	const char *root = getenv(SRIOV_ENV_PROC_ROOT);
 
-	conf->proc_root = root && root[0] ? root : SYSCTL_DEFAULT_PROC_ROOT;
-	if (!valid_abs_path(conf->proc_root)) {
-		cni_errorf(err, CNI_ERR_INVALID_ENV, "%s: \"%s\" must be an absolute path "
-			   "without \"..\"", SRIOV_ENV_PROC_ROOT, conf->proc_root);
-		return -EINVAL;
-	}
 	if (conf_bool(req->conf, "", "multiRail", &conf->multi_rail, &present, err) ||
 	    conf_int(req->conf, "", "routeTable", 1, UINT32_MAX, &table, &has_table, err) ||
 	    parse_sysctls(req, conf, err))
@@ -141,7 +134,7 @@ static int set_one(const struct sriov_conf *conf, const char *ifname,
 	int ret, i;
 
 	if (pod_wide(name, ifname) && st->n_saved < SRIOV_MAX_SYSCTLS + 1 &&
-	    sysctl_read_in(-1, conf->proc_root, name, old, sizeof(old)) == 0) {
+	    sysctl_read_in(-1, conf->paths.proc_root, name, old, sizeof(old)) == 0) {
 		for (i = 0; i < st->n_saved && strcmp(st->saved_name[i], name); i++)
 			;
 		if (i == st->n_saved) {
@@ -150,7 +143,7 @@ static int set_one(const struct sriov_conf *conf, const char *ifname,
 			st->n_saved++;
 		}
 	}
-	ret = sysctl_write_in(-1, conf->proc_root, name, value);
+	ret = sysctl_write_in(-1, conf->paths.proc_root, name, value);
 	if (ret == 0)
 		log_debug("sysctl %s = %s in the pod", name, value);
 	return ret;
@@ -166,7 +159,7 @@ static int rp_filter_all(const struct sriov_conf *conf, const char *ifname,
 {
 	const char *all = "net.ipv4.conf.all.rp_filter";
 	char v[64];
-	int ret = sysctl_read_in(-1, conf->proc_root, all, v, sizeof(v));
+	int ret = sysctl_read_in(-1, conf->paths.proc_root, all, v, sizeof(v));
 
 	if (ret < 0 || !strcmp(v, "0"))
 		return ret;
@@ -219,7 +212,7 @@ void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *s
 	int i, ret;
 
 	for (i = st->n_saved - 1; i >= 0; i--) {
-		ret = sysctl_write_in(-1, conf->proc_root, st->saved_name[i], st->saved_value[i]);
+		ret = sysctl_write_in(-1, conf->paths.proc_root, st->saved_name[i], st->saved_value[i]);
 		if (ret < 0)
 			log_warn("cannot put %s back to %s in the pod: %s", st->saved_name[i],
 				 st->saved_value[i], strerror(-ret));

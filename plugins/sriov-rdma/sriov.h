@@ -57,6 +57,7 @@ enum sriov_rdma_mode {
 /* Where the plugin reads the host from: the real one, or a test stand-in. */
 struct sriov_paths {
 	const char *sysfs_root;
+	const char *proc_root;		/* sysctls */
 };
 
 struct sriov_conf {
@@ -78,7 +79,6 @@ struct sriov_conf {
 	uint32_t route_table;		/* routeTable, 0: the first free from 100 */
 	int n_sysctls;
 	struct sriov_sysctl sysctls[SRIOV_MAX_SYSCTLS];
-	const char *proc_root;
 };
 
 /* What ADD's rail steps changed in the pod, for their undo. */
