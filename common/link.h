@@ -46,7 +46,6 @@ int link_set_name(struct link_sock *ls, int ifindex, const char *name);
 int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);
 int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
 int link_set_up(struct link_sock *ls, int ifindex, bool up);
-int link_set_alias(struct link_sock *ls, int ifindex, const char *alias);
 /* What a link should look like once it arrives in its new namespace. */
 struct link_shape {
 	const char *name;		/* required */
