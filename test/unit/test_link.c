@@ -27,6 +27,7 @@
 #include "check.h"
 #include "link.h"
 #include "netns.h"
+#include "netns_anon.h"
 #include "sysctl.h"
 #include "pf.h"
 #include "vf.h"
@@ -163,7 +164,7 @@ static void test_move_netns(void)
 
 	CHECK_INT(veth("mv0", "mv1"), 0);
 	CHECK_INT(netns_open_current(&here), 0);
-	CHECK_INT(netns_create_anon(&nsfd), 0);
+	CHECK_INT(anon_netns(&nsfd), 0);
 	CHECK_INT(link_sock_open(&host), 0);
 	CHECK_INT(link_get_by_name(host, "mv0", &i), 0);
 	CHECK_INT(link_move_shaped(host, i.ifindex, nsfd, &in), 0);

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "netns.h"
+#include "netns_anon.h"
 #include "nlio.h"
 
 #define SEQ 77
@@ -146,7 +147,7 @@ static void test_kernel(void)
 	CHECK_INT(nlio_open(NETLINK_ROUTE, &a), 0);
 	CHECK_INT(nlio_open(NETLINK_ROUTE, &b), 0);
 	CHECK(a && a == b);			/* one socket per namespace */
-	CHECK_INT(netns_create_anon(&nsfd), 0);
+	CHECK_INT(anon_netns(&nsfd), 0);
 	CHECK_INT(nlio_open_in(NETLINK_ROUTE, nsfd, &pod), 0);
 	CHECK(pod && pod != a);
 	if (!a || !pod)
