@@ -133,12 +133,6 @@ bool ipam_prefix_contains(const struct ipam_prefix *p, const struct ipam_addr *a
 	       (a->v & ~host_mask(a->family, p->len)) == p->addr.v;
 }
 
-bool ipam_prefix_overlap(const struct ipam_prefix *a, const struct ipam_prefix *b)
-{
-	return ipam_prefix_contains(a, &b->addr) || ipam_prefix_contains(b, &a->addr);
-}
-
-
 void ipam_prefix_normalize(struct ipam_prefix *p)
 {
 	p->addr.v &= ~host_mask(p->addr.family, p->len);
