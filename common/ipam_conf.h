@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ipam_conf: the pool-ipam config (the "ipam" object) and what it becomes.
+ * ipam_conf: the pool-ipam config (the "ipam" object), read into the
+ * struct ipam_conf of ipam.h.
  *
  * The config is a superset of host-local's: "ranges" is a list of range
  * sets, each a list of {subnet, rangeStart, rangeEnd, gateway}; one address
