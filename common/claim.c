@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 #include "valid.h"
 #include "claim.h"
-#include "link.h"
 #include "lock.h"
 #include "netns.h"
 #include "state.h"
@@ -62,7 +61,7 @@ static int owner_from_json(const cJSON *o, struct claim_owner *w)
 	    !json_str(o, "rdmaDevice", w->rdma_dev, sizeof(w->rdma_dev), false) ||
 	    !json_int(o, "hostMtu", 0, 65535, &mtu) || !json_int(o, "rdmaIndex", 0, UINT32_MAX, &idx))
 		return -EBADMSG;
-	if (mac && (!cJSON_IsString(mac) || link_mac_parse(mac->valuestring, w->host_mac) < 0))
+	if (mac && (!cJSON_IsString(mac) || valid_mac_parse(mac->valuestring, w->host_mac) < 0))
 		return -EBADMSG;
 	w->host_mtu = (int)mtu;
 	w->rdma_index = (uint32_t)idx;
@@ -79,7 +78,7 @@ static cJSON *owner_to_json(const struct claim_owner *w)
 	cJSON *o = cJSON_CreateObject();
 	char mac[18];
 
-	link_mac_format(w->host_mac, mac);
+	valid_mac_format(w->host_mac, mac);
 	if (!o || !cJSON_AddStringToObject(o, "containerID", w->container_id) ||
 	    !cJSON_AddStringToObject(o, "ifname", w->ifname) ||
 	    !cJSON_AddStringToObject(o, "netns", w->netns) ||

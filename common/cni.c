@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,79 +8,6 @@
 
 #include "cni.h"
 #include "log.h"
-
-/* ---- errors ---- */
-
-int cni_errorf(struct cni_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || err->code)
-		return -1;
-	err->code = code;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	err->details[0] = '\0';
-	return -1;
-}
-
-void cni_error_details(struct cni_error *err, const char *fmt, ...)
-{
-	size_t n;
-	va_list ap;
-
-	if (!err)
-		return;
-	n = strlen(err->details);
-	if (n && n + 2 < sizeof(err->details)) {
-		memcpy(err->details + n, "; ", 3);
-		n += 2;
-	}
-	if (n >= sizeof(err->details) - 1)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err->details + n, sizeof(err->details) - n, fmt, ap);
-	va_end(ap);
-}
-
-static cJSON *error_json(const struct cni_error *err, const char *version)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		return NULL;
-	cJSON_AddStringToObject(o, "cniVersion", version ? version : CNI_SPEC_VERSION);
-	cJSON_AddNumberToObject(o, "code", err->code);
-	cJSON_AddStringToObject(o, "msg", err->msg);
-	if (err->details[0])
-		cJSON_AddStringToObject(o, "details", err->details);
-	return o;
-}
-
-int cni_json_print(const cJSON *o)
-{
-	char *s;
-	int r = 0;
-
-	if (!o)
-		return -ENOMEM;
-	s = cJSON_Print(o);
-	if (!s)
-		return -ENOMEM;
-	if (printf("%s\n", s) < 0 || fflush(stdout) != 0)
-		r = -EIO;
-	cJSON_free(s);
-	return r;
-}
-
-void cni_error_print(const struct cni_error *err, const char *version)
-{
-	cJSON *o = error_json(err, version);
-
-	cni_json_print(o);
-	cJSON_Delete(o);
-}
 
 static const char *const cmd_names[] = {
 	[CNI_CMD_NONE] = "",
@@ -108,63 +32,6 @@ static enum cni_cmd cmd_parse(const char *s)
 		if (strcmp(s, cmd_names[i]) == 0)
 			return (enum cni_cmd)i;
 	return CNI_CMD_NONE;
-}
-
-/* ---- versions ---- */
-
-const char *const cni_supported_versions[] = {
-	"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0", NULL,
-};
-
-#define SUPPORTED_LIST "0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0"
-
-/* "a", "a.b" or "a.b.c", decimal; missing parts are 0. */
-static bool version_parse(const char *s, long v[3])
-{
-	int i = 0;
-
-	if (!s || !*s)
-		return false;
-	v[0] = v[1] = v[2] = 0;
-	for (;;) {
-		char *end;
-
-		if (!isdigit((unsigned char)*s))
-			return false;
-		errno = 0;
-		v[i] = strtol(s, &end, 10);
-		if (errno)
-			return false;
-		s = end;
-		if (!*s)
-			return true;
-		if (*s != '.' || ++i == 3)
-			return false;
-		s++;
-	}
-}
-
-int cni_version_cmp(const char *a, const char *b)
-{
-	long va[3], vb[3];
-	bool pa = version_parse(a, va), pb = version_parse(b, vb);
-
-	if (!pa || !pb)
-		return (int)pa - (int)pb;
-	for (int i = 0; i < 3; i++)
-		if (va[i] != vb[i])
-			return va[i] < vb[i] ? -1 : 1;
-	return 0;
-}
-
-bool cni_version_supported(const char *v)
-{
-	if (!v)
-		return false;
-	for (int i = 0; cni_supported_versions[i]; i++)
-		if (strcmp(v, cni_supported_versions[i]) == 0)
-			return true;
-	return false;
 }
 
 /* ---- environment ---- */
@@ -322,7 +189,7 @@ static int read_all(int fd, char **buf, size_t *len, size_t max)
 
 static void print_versions(FILE *f)
 {
-	fprintf(f, "CNI protocol versions supported: " SUPPORTED_LIST "\n");
+	fprintf(f, "CNI protocol versions supported: " CNI_VERSION_LIST "\n");
 }
 
 static void print_help(const struct cni_plugin *p)
@@ -508,7 +375,7 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 	req->version = v ? v->valuestring : "0.1.0";
 	if (!cni_version_supported(req->version))
 		return cni_errorf(err, CNI_ERR_INCOMPATIBLE_VERSION,
-				  "cniVersion \"%s\" is not supported: set \"cniVersion\" to one of " SUPPORTED_LIST,
+				  "cniVersion \"%s\" is not supported: set \"cniVersion\" to one of " CNI_VERSION_LIST,
 				  req->version);
 	if (cmd == CNI_CMD_CHECK && cni_version_cmp(req->version, "0.4.0") < 0)
 		return cni_errorf(err, CNI_ERR_INCOMPATIBLE_VERSION,

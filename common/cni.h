@@ -2,25 +2,15 @@
 /*
  * cni: the CNI protocol, once, for every plugin.
  *
- * Environment (CNI_*), stdin, version negotiation, errors as the spec's JSON
- * object, and the skeleton that dispatches a command to the plugin. Results
- * are result.h (included here: the skeleton prints them), delegation to
- * another plugin is delegate.h, and the name validators are valid.h
- * (included here: every plugin judges the names the runtime sends).
+ * Environment (CNI_*), stdin, version negotiation, and the skeleton that
+ * dispatches a command to the plugin. Included here because every plugin
+ * needs them: errors (cni_error.h), versions (cni_version.h), results
+ * (cni_result.h: the skeleton prints them) and the name validators
+ * (valid.h: every plugin judges the names the runtime sends). Delegation to
+ * another plugin is cni_delegate.h.
  *
  * A plugin fills a struct cni_plugin and calls cni_plugin_main() from main().
  * Command handlers return 0, or non-zero with *err filled (cni_errorf()).
- *
- * Errors, one idiom. Below the plugin layer (link, vf, rdma, sysctl, policy,
- * netns, lock, state, log, pool store) functions return 0 or -errno and know
- * nothing of CNI: they do not include this header. A struct cni_error (code
- * + message naming the field and the fix) is filled only by the plugin
- * layer (plugins/, this skeleton, delegate) and by the modules whose job is
- * to judge the runtime's input: config parsing (conf, ipam config, ippool,
- * which judges the IPPool object the API server sends) and results
- * (result.h). The plugin turns a -errno from below into a cni_error once,
- * where it knows what was being done. A module below may keep a message
- * beside its -errno for the plugin to quote (policy, kube), never a code.
  */
 #ifndef CNI_H
 #define CNI_H
@@ -28,54 +18,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "result.h"
+#include "cni_error.h"
+#include "cni_result.h"
+#include "cni_version.h"
 #include "valid.h"
 
 #define CNI_MAX_STDIN		(1u << 20)
-#define CNI_SPEC_VERSION	"1.1.0"
-
-/* Error codes of the spec (SPEC.md "Error"), then ours from 100 on. */
-enum cni_code {
-	CNI_ERR_INCOMPATIBLE_VERSION	= 1,
-	CNI_ERR_UNSUPPORTED_FIELD	= 2,
-	CNI_ERR_UNKNOWN_CONTAINER	= 3,
-	CNI_ERR_INVALID_ENV		= 4,
-	CNI_ERR_IO			= 5,
-	CNI_ERR_DECODE			= 6,
-	CNI_ERR_INVALID_CONFIG		= 7,
-	CNI_ERR_INVALID_NETNS		= 8,
-	CNI_ERR_TRY_AGAIN		= 11,
-	CNI_ERR_NOT_AVAILABLE		= 50,	/* STATUS: cannot serve ADD */
-	CNI_ERR_LIMITED			= 51,	/* STATUS: existing pods degraded */
-	CNI_ERR_PLUGIN			= 100,	/* an operation on the host failed */
-	CNI_ERR_DEVICE_IN_USE		= 101,
-	CNI_ERR_DEVICE_NOT_FOUND	= 102,
-	CNI_ERR_POOL_EXHAUSTED		= 103,
-	CNI_ERR_STORE_CORRUPT		= 104,
-	CNI_ERR_RDMA			= 105,
-	CNI_ERR_IFNAME_TAKEN		= 106,
-	CNI_ERR_DRIFT			= 107,	/* CHECK found state that differs */
-};
-
-struct cni_error {
-	int code;			/* 0: no error */
-	char msg[512];
-	char details[1024];
-};
-
-/*
- * Set *err (first error wins: a later call does not overwrite it) and
- * return -1, so handlers can write "return cni_errorf(err, ...);".
- */
-int cni_errorf(struct cni_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* Append details (the errno text, the file, the fix) to an error already set. */
-void cni_error_details(struct cni_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Print {cniVersion, code, msg, details} on stdout. */
-void cni_error_print(const struct cni_error *err, const char *version);
-/* Print o on stdout and flush: 0, or -ENOMEM / -EIO. */
-int cni_json_print(const cJSON *o);
 
 enum cni_cmd {
 	CNI_CMD_NONE = 0,
@@ -88,15 +36,6 @@ enum cni_cmd {
 };
 
 const char *cni_cmd_name(enum cni_cmd cmd);
-
-/* ---- versions ---- */
-
-/* NULL-terminated, oldest first. */
-extern const char *const cni_supported_versions[];
-
-/* Compare dotted versions "a.b.c"; unparsable sorts lowest. */
-int cni_version_cmp(const char *a, const char *b);
-bool cni_version_supported(const char *v);
 
 /* ---- environment ---- */
 
@@ -157,7 +96,10 @@ struct cni_plugin {
  * The skeleton: --version/--help, no CNI_COMMAND (about text), VERSION,
  * then env + stdin + version checks (CHECK needs >= 0.4.0, STATUS and GC
  * need >= 1.1.0) before calling the handler. Prints the result or the
- * error and returns the process exit code.
+ * error and returns the process exit code. Logging is set up here, once:
+ * stderr under the plugin's name, the command, container ID and ifname on
+ * every line, closed before returning; a handler only applies the level
+ * and file its config names (log_set_level, log_set_file).
  */
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv);
 

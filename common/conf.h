@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
-#include "cni.h"
+#include "cni_error.h"
 
 /*
  * The member `key` of obj, its case as written first, else in any case (as

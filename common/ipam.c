@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * What stayed in ipam.c when the addresses (ipam_addr.c) and the config
- * (ipam_conf.c, ipam_ranges.c) moved out: the allocation policy, under
- * its names.
- */
 #include "ipam.h"
 
 #include <errno.h>
@@ -268,5 +263,19 @@ int ipam_result_ip(const struct ipam_conf *c, int s, const struct ipam_addr *a, 
 	if (r->has_gw)
 		ipam_addr_format(&r->gw, ip->gateway, sizeof(ip->gateway));
 	ip->iface = CNI_UNSET;
+	return 0;
+}
+
+int ipam_exclude(struct ipam_conf *c, const struct ipam_addr *start,
+		 const struct ipam_addr *end)
+{
+	if ((start->family != AF_INET && start->family != AF_INET6) ||
+	    start->family != end->family || ipam_addr_cmp(start, end) > 0)
+		return -EINVAL;
+	if (c->n_exclude >= IPAM_MAX_EXCLUDE)
+		return -ENOSPC;
+	c->exclude[c->n_exclude].start = *start;
+	c->exclude[c->n_exclude].end = *end;
+	c->n_exclude++;
 	return 0;
 }

@@ -1,17 +1,73 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ipam: the allocation policy over a parsed config (ipam_conf): which
- * addresses of a range set may be handed out, the next one round-robin,
- * how many there are, and the result entry for one. Pure arithmetic on
- * struct ipam_conf: the store that records what is taken is pool's.
+ * ipam: what a pool-ipam config becomes (struct ipam_conf, filled by
+ * ipam_conf_parse and ipam_ranges), and the allocation policy over it:
+ * which addresses of a range set may be handed out, the next one
+ * round-robin, how many there are, and the result entry for one. Pure
+ * arithmetic on struct ipam_conf: the store that records what is taken is
+ * pool's.
  */
 #ifndef IPAM_H
 #define IPAM_H
 
+#include <limits.h>
 #include <stdbool.h>
-#include "cni.h"
+#include "cni_result.h"
 #include "ipam_addr.h"
-#include "ipam_conf.h"
+
+#define IPAM_MAX_SETS		8
+#define IPAM_MAX_RANGES		16	/* per set */
+#define IPAM_MAX_EXCLUDE	256	/* ipam.exclude and this node's block exclusions */
+#define IPAM_NODE_NAME_MAX	253	/* a DNS-1123 subdomain */
+
+struct ipam_range {
+	struct ipam_prefix subnet;
+	struct ipam_addr start, end;	/* inclusive, inside subnet */
+	bool has_gw;
+	struct ipam_addr gw;
+};
+
+struct ipam_set {
+	int n;
+	struct ipam_range r[IPAM_MAX_RANGES];
+	/*
+	 * Ranges of the set where this node has no block: nothing is handed
+	 * out there, but their subnets and gateways still describe what was
+	 * reserved before the node's block moved out of them.
+	 */
+	int n_off;
+	struct ipam_range off[IPAM_MAX_RANGES];
+};
+
+struct ipam_conf {
+	int n_sets;
+	struct ipam_set sets[IPAM_MAX_SETS];
+	int n_exclude;
+	struct ipam_span exclude[IPAM_MAX_EXCLUDE];
+	int n_routes;
+	struct cni_route routes[CNI_MAX_ROUTES];
+	struct cni_dns dns;
+	char resolv_conf[PATH_MAX];	/* "" when unset; read by the caller */
+	char data_dir[PATH_MAX];
+	long long cooldown;		/* seconds */
+	char log_level[16];
+	char log_file[PATH_MAX];
+	bool cluster;			/* "ippool": sets are filled by another module */
+	/*
+	 * The Kubernetes node name: ipam.nodeName, else $NODE_NAME, else the
+	 * host name (lowercased, as the kubelet does). "" when the source
+	 * held no valid node name and nothing in the config needs one.
+	 */
+	char node_name[IPAM_NODE_NAME_MAX + 1];
+	const char *node_name_from;	/* "ipam.nodeName", "NODE_NAME", "MULTUS_NODE_NAME" or "the host name" */
+};
+
+/*
+ * Exclude [start, end] from allocation. 0, -EINVAL (start after end, or
+ * two families), -ENOSPC (IPAM_MAX_EXCLUDE spans already).
+ */
+int ipam_exclude(struct ipam_conf *c, const struct ipam_addr *start,
+		 const struct ipam_addr *end);
 
 /*
  * Every call below is safe on a set of 0 ranges (nothing usable).

@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c with their names: ipam_addr_, ipam_prefix_ and
- * ipam_family_bits already said what they work on, and every caller
- * keeps its spelling. parse_span became ipam_span_parse.
- */
 #include "ipam_addr.h"
 
 #include <arpa/inet.h>
@@ -137,12 +132,6 @@ bool ipam_prefix_contains(const struct ipam_prefix *p, const struct ipam_addr *a
 	return a->family == p->addr.family &&
 	       (a->v & ~host_mask(a->family, p->len)) == p->addr.v;
 }
-
-bool ipam_prefix_overlap(const struct ipam_prefix *a, const struct ipam_prefix *b)
-{
-	return ipam_prefix_contains(a, &b->addr) || ipam_prefix_contains(b, &a->addr);
-}
-
 
 void ipam_prefix_normalize(struct ipam_prefix *p)
 {

@@ -46,7 +46,6 @@ int ipam_prefix_parse(const char *s, struct ipam_prefix *p);
 int ipam_addr_parse_cidr(const char *s, struct ipam_addr *a);
 struct ipam_addr ipam_prefix_last(const struct ipam_prefix *p);
 bool ipam_prefix_contains(const struct ipam_prefix *p, const struct ipam_addr *a);
-bool ipam_prefix_overlap(const struct ipam_prefix *a, const struct ipam_prefix *b);
 /* Zero the host bits of p's address (p->len already in range for its family). */
 void ipam_prefix_normalize(struct ipam_prefix *p);
 

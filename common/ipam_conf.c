@@ -1,9 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c with their names (ipam_conf_*,
- * ipam_resolv_conf_parse); the ranges and per-node blocks are
- * ipam_ranges.c's.
- */
 #include "ipam_conf.h"
 
 #include <errno.h>
@@ -13,6 +8,7 @@
 
 #include "conf.h"
 #include "ipam_ranges.h"
+#include "valid.h"
 
 static const char *const ipam_keys[] = {
 	"type", "ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "nodes", "exclude",
@@ -25,20 +21,6 @@ static const char *const dns_keys[] = { "nameservers", "domain", "search", "opti
 static const char *const ippool_excludes[] = {
 	"ranges", "subnet", "rangeStart", "rangeEnd", "gateway", "nodes", NULL,
 };
-
-int ipam_conf_exclude(struct ipam_conf *c, const struct ipam_addr *start,
-		      const struct ipam_addr *end)
-{
-	if ((start->family != AF_INET && start->family != AF_INET6) ||
-	    start->family != end->family || ipam_addr_cmp(start, end) > 0)
-		return -EINVAL;
-	if (c->n_exclude >= IPAM_MAX_EXCLUDE)
-		return -ENOSPC;
-	c->exclude[c->n_exclude].start = *start;
-	c->exclude[c->n_exclude].end = *end;
-	c->n_exclude++;
-	return 0;
-}
 
 static int parse_routes(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ipam_conf: the pool-ipam config (the "ipam" object) and what it becomes.
+ * ipam_conf: the pool-ipam config (the "ipam" object), read into the
+ * struct ipam_conf of ipam.h.
  *
  * The config is a superset of host-local's: "ranges" is a list of range
  * sets, each a list of {subnet, rangeStart, rangeEnd, gateway}; one address
@@ -30,56 +31,11 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <cjson/cJSON.h>
-#include "cni.h"
-#include "ipam_addr.h"
+#include "cni_error.h"
+#include "cni_result.h"
+#include "ipam.h"
 
-#define IPAM_MAX_SETS		8
-#define IPAM_MAX_RANGES		16	/* per set */
-#define IPAM_MAX_EXCLUDE	256	/* ipam.exclude and this node's block exclusions */
-#define IPAM_NODE_NAME_MAX	253	/* a DNS-1123 subdomain */
 #define IPAM_DEFAULT_DATA_DIR	"/var/lib/cni/pool-ipam"
-
-struct ipam_range {
-	struct ipam_prefix subnet;
-	struct ipam_addr start, end;	/* inclusive, inside subnet */
-	bool has_gw;
-	struct ipam_addr gw;
-};
-
-struct ipam_set {
-	int n;
-	struct ipam_range r[IPAM_MAX_RANGES];
-	/*
-	 * Ranges of the set where this node has no block: nothing is handed
-	 * out there, but their subnets and gateways still describe what was
-	 * reserved before the node's block moved out of them.
-	 */
-	int n_off;
-	struct ipam_range off[IPAM_MAX_RANGES];
-};
-
-struct ipam_conf {
-	int n_sets;
-	struct ipam_set sets[IPAM_MAX_SETS];
-	int n_exclude;
-	struct ipam_span exclude[IPAM_MAX_EXCLUDE];
-	int n_routes;
-	struct cni_route routes[CNI_MAX_ROUTES];
-	struct cni_dns dns;
-	char resolv_conf[PATH_MAX];	/* "" when unset; read by the caller */
-	char data_dir[PATH_MAX];
-	long long cooldown;		/* seconds */
-	char log_level[16];
-	char log_file[PATH_MAX];
-	bool cluster;			/* "ippool": sets are filled by another module */
-	/*
-	 * The Kubernetes node name: ipam.nodeName, else $NODE_NAME, else the
-	 * host name (lowercased, as the kubelet does). "" when the source
-	 * held no valid node name and nothing in the config needs one.
-	 */
-	char node_name[IPAM_NODE_NAME_MAX + 1];
-	const char *node_name_from;	/* "ipam.nodeName", "NODE_NAME", "MULTUS_NODE_NAME" or "the host name" */
-};
 
 /*
  * Parse conf["ipam"] (the object itself). Fills every default (dataDir,
@@ -104,13 +60,6 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
  * (10.0.0.0/24)". 0 or -EINVAL with *err (code 7).
  */
 int ipam_conf_finish(struct ipam_conf *c, struct cni_error *err);
-
-/*
- * Exclude [start, end] from allocation. 0, -EINVAL (start after end, or
- * two families), -ENOSPC (IPAM_MAX_EXCLUDE spans already).
- */
-int ipam_conf_exclude(struct ipam_conf *c, const struct ipam_addr *start,
-		      const struct ipam_addr *end);
 
 /* "nameserver", "domain", "search", "options" lines of a resolv.conf. */
 void ipam_resolv_conf_parse(const char *text, struct cni_dns *dns);

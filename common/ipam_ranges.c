@@ -1,11 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of ipam.c: the static helpers kept their names; what
- * ipam_conf.c calls got the ipam_ranges_ prefix (resolve_node_name,
- * need_node_name, parse_exclude_list, parse_sets, finish, and the tail of
- * ipam_conf_parse as ipam_ranges_for_node). ipam_valid_node_name kept its
- * name, which its callers and tests use.
- */
 #include "ipam_ranges.h"
 
 #include <ctype.h>
@@ -133,7 +126,7 @@ int ipam_ranges_parse_exclude(const cJSON *obj, const char *where, struct ipam_c
 	cJSON_ArrayForEach(it, arr) {
 		if (ipam_span_parse(cJSON_GetStringValue(it), &sp) < 0)
 			return conf_invalid(err, "%s.exclude[%d]: want %s", where, i, SPAN_FORMS);
-		if (c && ipam_conf_exclude(c, &sp.start, &sp.end) < 0)
+		if (c && ipam_exclude(c, &sp.start, &sp.end) < 0)
 			return conf_invalid(err,
 				       "%s.exclude: more than %d exclusions together with ipam.exclude; merge them into CIDRs or ranges",
 				       where, IPAM_MAX_EXCLUDE);

@@ -13,8 +13,8 @@
 
 #include <stdbool.h>
 #include <cjson/cJSON.h>
-#include "cni.h"
-#include "ipam_conf.h"
+#include "cni_error.h"
+#include "ipam.h"
 
 /* What the parse keeps between reading the sets and narrowing them to this node. */
 struct ipam_ranges_ctx {

@@ -12,6 +12,7 @@
 #include "kube.h"
 #include "log.h"
 #include "state.h"
+#include "valid.h"
 
 static const char *const kinds[] = { "IPPool", "CIDRPool", NULL };
 static const char *const plurals[] = { "ippools", "cidrpools" };
@@ -500,7 +501,7 @@ int ippool_apply(const struct ippool_block *b, struct ipam_conf *c, int set, cha
 	r->has_gw = b->has_gw;
 	r->gw = b->gw;
 	for (i = 0; i < b->n_exclude; i++) {
-		ret = ipam_conf_exclude(c, &b->exclude[i].start, &b->exclude[i].end);
+		ret = ipam_exclude(c, &b->exclude[i].start, &b->exclude[i].end);
 		if (ret < 0) {
 			snprintf(msg, msglen, "range set %d: more exclusions than %d", set,
 				 IPAM_MAX_EXCLUDE);

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <time.h>
 #include <cjson/cJSON.h>
-#include "cni.h"
+#include "cni_error.h"
 #include "ipam.h"
 
 #define IPPOOL_MAX			2	/* as nv-ipam: one pool per family */

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The HTTP half of the former kube.c; names kept (kube_get, kube_reply_*), see kube.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kube: GET from the Kubernetes API server over HTTPS, as a kubeconfig
- * (kubeconfig.h) says.
+ * (kube_config.h) says.
  *
  * libcurl is loaded with dlopen() on the first kube_get(), not linked:
  * linking it costs every exec of the plugin its dynamic loading (~10 ms),
@@ -12,7 +12,7 @@
 #define KUBE_H
 
 #include <stddef.h>
-#include "kubeconfig.h"
+#include "kube_config.h"
 
 struct kube_reply { long status; char *body; size_t len; };	/* body NUL-terminated */
 

@@ -3,9 +3,8 @@
  * link: netdev operations over rtnetlink.
  *
  * Objects (links, addresses, routes, rules) are encoded and decoded by
- * libnl-route-3; what libnl 3.7 cannot express - alternative names, a
- * cleared alias (a zero-length IFLA_IFALIAS), the shaped move - is encoded
- * with libmnl. Both kinds travel through nlio on the one rtnetlink socket
+ * libnl-route-3; what libnl 3.7 cannot express - alternative names, the
+ * shaped move - is encoded with libmnl. Both kinds travel through nlio on the one rtnetlink socket
  * of the namespace (see nlio.h).
  */
 #include <errno.h>
@@ -484,20 +483,6 @@ int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const stru
 		mnl_attr_put(nlh, IFLA_ADDRESS, 6, s->mac);
 	if (s->mtu > 0)
 		mnl_attr_put_u32(nlh, IFLA_MTU, (uint32_t)s->mtu);
-	return xfer(ls, nlh, NULL, NULL);
-}
-
-int link_set_alias(struct link_sock *ls, int ifindex, const char *alias)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	size_t len = strlen(alias);
-
-	if (len >= IFALIASZ)
-		return -EINVAL;
-	nlh = link_msg_hdr(buf, sizeof(buf), RTM_SETLINK, ifindex);
-	/* Without the NUL, as iproute2 does: a zero length clears the alias. */
-	mnl_attr_put(nlh, IFLA_IFALIAS, len, alias);
 	return xfer(ls, nlh, NULL, NULL);
 }
 

@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
-#include "result.h"
 
 struct link_sock;
 struct nlattr;
@@ -54,7 +53,6 @@ int link_set_name(struct link_sock *ls, int ifindex, const char *name);
 int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);
 int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
 int link_set_up(struct link_sock *ls, int ifindex, bool up);
-int link_set_alias(struct link_sock *ls, int ifindex, const char *alias);
 /* What a link should look like once it arrives in its new namespace. */
 struct link_shape {
 	const char *name;		/* required */
@@ -89,11 +87,23 @@ const struct nlattr *link_msg_attr(const struct nlmsghdr *nlh, uint16_t type);
 int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n);
 int link_del_altname(struct link_sock *ls, int ifindex, const char *altname);
 
-/* Addresses and routes from a CNI result, inside the socket's namespace. -EEXIST is success. */
+#define LINK_UNSET	(-1)
+
+/* A route through one link: dst, an optional gateway, and what the caller sets. */
+struct link_route {
+	char dst[64];			/* CIDR */
+	char gw[48];			/* "" for on-link */
+	int mtu, advmss, priority, table, scope;	/* LINK_UNSET: not set (table: main) */
+};
+
+/* Every optional field LINK_UNSET, dst and gw empty. */
+void link_route_init(struct link_route *rt);
+
+/* Addresses and routes, inside the socket's namespace. -EEXIST is success. */
 int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr);
 int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has);
-int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt);
-int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has);
+int link_route_add(struct link_sock *ls, int ifindex, const struct link_route *rt);
+int link_route_has(struct link_sock *ls, int ifindex, const struct link_route *rt, bool *has);
 
 /*
  * Policy routing: "from <cidr's address> lookup <table>" rules (the prefix
@@ -115,7 +125,7 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table);
  */
 int link_rules_missing(struct link_sock *ls, const char *const *cidrs, int n, uint32_t table,
 		       int *missing);
-int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_route *rts, int n,
+int link_routes_missing(struct link_sock *ls, int ifindex, const struct link_route *rts, int n,
 			int *missing);
 
 /*
@@ -124,10 +134,6 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_rout
  * stale entries when an address moves between pods.
  */
 int link_announce(int ifindex, const uint8_t mac[6], const char *cidr);
-
-/* "aa:bb:cc:dd:ee:ff" <-> bytes. */
-int link_mac_parse(const char *s, uint8_t mac[6]);
-void link_mac_format(const uint8_t mac[6], char out[18]);
 
 /*
  * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the

@@ -149,7 +149,13 @@ static int parse_gw(const char *gw, int family, struct nl_addr **a)
 	return 0;
 }
 
-int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt)
+void link_route_init(struct link_route *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->mtu = rt->advmss = rt->priority = rt->table = rt->scope = LINK_UNSET;
+}
+
+int link_route_add(struct link_sock *ls, int ifindex, const struct link_route *rt)
 {
 	struct rtnl_route *r;
 	struct rtnl_nexthop *nh;
@@ -175,14 +181,14 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct cni_route *rt
 	ret = link_nle_errno(rtnl_route_set_dst(r, dst));
 	if (ret < 0)
 		goto out_r;
-	rtnl_route_set_table(r, rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
-	if (rt->scope != CNI_UNSET)
+	rtnl_route_set_table(r, rt->table != LINK_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
+	if (rt->scope != LINK_UNSET)
 		rtnl_route_set_scope(r, (uint8_t)rt->scope);
-	if (rt->priority != CNI_UNSET)
+	if (rt->priority != LINK_UNSET)
 		rtnl_route_set_priority(r, (uint32_t)rt->priority);
-	if (rt->mtu != CNI_UNSET && rt->mtu > 0)
+	if (rt->mtu != LINK_UNSET && rt->mtu > 0)
 		rtnl_route_set_metric(r, RTAX_MTU, (unsigned)rt->mtu);
-	if (rt->advmss != CNI_UNSET && rt->advmss > 0)
+	if (rt->advmss != LINK_UNSET && rt->advmss > 0)
 		rtnl_route_set_metric(r, RTAX_ADVMSS, (unsigned)rt->advmss);
 	nh = rtnl_route_nh_alloc();
 	if (!nh) {
@@ -225,10 +231,10 @@ static bool nh_matches(struct rtnl_route *r, int ifindex, const struct nl_addr *
 }
 
 /* rt's destination dst and gateway gw (NULL: none) in its table, on ifindex. */
-static bool route_matches(struct rtnl_route *r, const struct cni_route *rt, struct nl_addr *dst,
+static bool route_matches(struct rtnl_route *r, const struct link_route *rt, struct nl_addr *dst,
 			  const struct nl_addr *gw, int ifindex)
 {
-	uint32_t table = rt->table != CNI_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
+	uint32_t table = rt->table != LINK_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN;
 	struct nl_addr *rdst = rtnl_route_get_dst(r);
 
 	/* cmp_prefix compares the shorter prefix only: 0.0.0.0/0 would match anything. */
@@ -237,7 +243,7 @@ static bool route_matches(struct rtnl_route *r, const struct cni_route *rt, stru
 	    nl_addr_get_prefixlen(rdst) != nl_addr_get_prefixlen(dst) ||
 	    nl_addr_cmp_prefix(rdst, dst) != 0)
 		return false;
-	if (rt->priority != CNI_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
+	if (rt->priority != LINK_UNSET && rtnl_route_get_priority(r) != (uint32_t)rt->priority)
 		return false;
 	return nh_matches(r, ifindex, gw);
 }
@@ -246,7 +252,7 @@ static bool route_matches(struct rtnl_route *r, const struct cni_route *rt, stru
 #define ROUTES_WANT_MAX	128
 struct routes_want {
 	int ifindex, n;
-	const struct cni_route *rts;
+	const struct link_route *rts;
 	struct nl_addr *dst[ROUTES_WANT_MAX], *gw[ROUTES_WANT_MAX];
 	bool found[ROUTES_WANT_MAX];
 };
@@ -262,7 +268,7 @@ static void route_seen(struct nl_object *obj, void *arg)
 						    w->gw[i], w->ifindex);
 }
 
-int link_routes_missing(struct link_sock *ls, int ifindex, const struct cni_route *rts, int n,
+int link_routes_missing(struct link_sock *ls, int ifindex, const struct link_route *rts, int n,
 			int *missing)
 {
 	struct routes_want *w;
@@ -308,7 +314,7 @@ out:
 	return ret;
 }
 
-int link_route_has(struct link_sock *ls, int ifindex, const struct cni_route *rt, bool *has)
+int link_route_has(struct link_sock *ls, int ifindex, const struct link_route *rt, bool *has)
 {
 	int missing, ret = link_routes_missing(ls, ifindex, rt, 1, &missing);
 

@@ -72,30 +72,6 @@ int netns_leave(int saved)
 	return r;
 }
 
-int netns_create_anon(int *fd)
-{
-	int cur = -1, nfd = -1, r;
-
-	r = netns_open_current(&cur);
-	if (r)
-		return r;
-	if (unshare(CLONE_NEWNET) < 0) {
-		r = -errno;
-		goto out_close;
-	}
-	r = netns_open_current(&nfd);
-	/* Back home whatever happened: the rest of the plugin expects the original namespace. */
-	if (setns(cur, CLONE_NEWNET) < 0 && !r)
-		r = -errno;
-	if (r && nfd >= 0)
-		close(nfd);
-	if (!r)
-		*fd = nfd;
-out_close:
-	close(cur);
-	return r;
-}
-
 bool netns_same(int fd_a, int fd_b)
 {
 	struct stat a, b;

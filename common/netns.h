@@ -21,8 +21,6 @@ int netns_open_current(int *fd);
 int netns_enter(int fd, int *saved);
 /* setns() back into saved and close it. */
 int netns_leave(int saved);
-/* A new, anonymous namespace that lives as long as *fd stays open; the current one is kept. */
-int netns_create_anon(int *fd);
 /* Same namespace? (device + inode of the nsfs files) */
 bool netns_same(int fd_a, int fd_b);
 /* Does the path still name a live namespace? */

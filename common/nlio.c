@@ -24,7 +24,6 @@ struct nlio {
 	ino_t ns_ino;
 	unsigned refs;
 	struct nlio *next;
-	char errmsg[256];
 };
 
 /* The sockets this process holds, to share per protocol and namespace. */
@@ -128,11 +127,6 @@ void nlio_close(struct nlio *s)
 	}
 	mnl_socket_close(s->nl);
 	free(s);
-}
-
-const char *nlio_errmsg(const struct nlio *s)
-{
-	return s->errmsg;
 }
 
 /* ---- decoding ---- */
@@ -263,14 +257,13 @@ static ssize_t recv_retry(int fd, void *buf, size_t len, int flags)
 
 int nlio_talk(struct nlio *s, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
-	struct run_ctx rc = { .cb = cb, .data = data, .errmsg = s->errmsg,
-			      .errlen = sizeof(s->errmsg) };
+	char errmsg[256] = "";
+	struct run_ctx rc = { .cb = cb, .data = data, .errmsg = errmsg, .errlen = sizeof(errmsg) };
 	int fd = mnl_socket_get_fd(s->nl), ret;
 	const struct nlmsghdr *first;
 	ssize_t n;
 	char *buf;
 
-	s->errmsg[0] = '\0';
 	req->nlmsg_seq = ++s->seq;
 	req->nlmsg_flags |= NLM_F_ACK;
 	while (mnl_socket_sendto(s->nl, req, req->nlmsg_len) < 0)
@@ -297,7 +290,7 @@ int nlio_talk(struct nlio *s, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 			ret = run(buf, (size_t)n, req->nlmsg_seq, s->portid, &rc);
 		free(buf);
 	} while (ret > 0);
-	if (ret < 0 && s->errmsg[0])
-		log_debug("netlink: %s", s->errmsg);
+	if (ret < 0 && errmsg[0])
+		log_debug("netlink: %s", errmsg);
 	return ret;
 }

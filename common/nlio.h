@@ -53,11 +53,9 @@ void nlio_close(struct nlio *s);
  * EINTR is retried; ENOBUFS (replies lost) fails; replies left over from an
  * earlier request that ended early are dropped. 0, or -errno: the
  * kernel's error (its extended ACK text, when it gives one, is logged at
- * debug level and kept for nlio_errmsg), a callback's, or -EPROTO.
+ * debug level), a callback's, or -EPROTO.
  */
 int nlio_talk(struct nlio *s, struct nlmsghdr *req, mnl_cb_t cb, void *data);
-/* The kernel's extended ACK text of the last failed request on s, "" when none came. */
-const char *nlio_errmsg(const struct nlio *s);
 
 /*
  * Decode len bytes of replies to request seq (0: any) from portid (0:

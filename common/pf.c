@@ -42,7 +42,7 @@ static int sysfs_config_line(const char *key, const char *val, struct pf_vf_conf
 	long v;
 
 	if (!strcmp(key, "MAC")) {
-		if (link_mac_parse(val, cfg->mac) < 0)
+		if (valid_mac_parse(val, cfg->mac) < 0)
 			return -EBADMSG;
 		cfg->mask |= PF_VF_MAC;
 	} else if (!strcmp(key, "VLAN") || !strcmp(key, "QoS") || !strcmp(key, "MinTxRate") ||

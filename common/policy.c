@@ -42,11 +42,6 @@ struct node_policy {
 
 static struct node_policy pol;
 
-const char *policy_key(enum policy_dir k)
-{
-	return keys[k];
-}
-
 static int fail(int ret, const char *file, const char *what)
 {
 	pol.err = ret;

@@ -47,7 +47,4 @@ enum policy_dir {
 int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
 		   size_t whylen);
 
-/* The config key that widens kind k ("allowedStateDirs"...). */
-const char *policy_key(enum policy_dir k);
-
 #endif

@@ -1,11 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * Moved out of pool.c: pool_record_parse kept its name; the static
- * helpers on records and entry names took the pool_record_ prefix
- * (name_addr, name_owner, names_a, names_c, same_owner, same_reservation
- * as pool_record_same, record_load, record_write_tmp) and now take the
- * store's descriptors instead of the pool.
- */
 #include "pool_record.h"
 
 #include <errno.h>
@@ -17,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam_conf.h"
+#include "ipam.h"
 #include "state.h"
 
 void pool_record_name_addr(char *buf, size_t len, char kind, const struct ipam_addr *a)

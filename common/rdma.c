@@ -358,14 +358,6 @@ int rdma_sys_get_netns_mode(struct rdma_sock *s, bool *exclusive)
 	return ret;
 }
 
-int rdma_sys_set_netns_mode(struct rdma_sock *s, bool exclusive)
-{
-	char req[RDMA_REQ_BUF];
-	struct parse_ctx c = { 0 };
-
-	return talk(s, rdma_req_sys_set(req, ++s->seq, exclusive), NULL, &c);
-}
-
 int rdma_dev_dump(struct rdma_sock *s, rdma_dev_fn fn, void *data)
 {
 	char req[RDMA_REQ_BUF];

@@ -74,8 +74,6 @@ void rdma_sock_close(struct rdma_sock *s);
 
 /* Netns mode of the RDMA subsystem (ib_core netns_mode: 0 exclusive, 1 shared). */
 int rdma_sys_get_netns_mode(struct rdma_sock *s, bool *exclusive);
-/* The kernel refuses (-EBUSY) while any namespace other than the initial one exists. */
-int rdma_sys_set_netns_mode(struct rdma_sock *s, bool exclusive);
 
 /* fn is called once per device, in the kernel's order; a non-zero return is kept and returned. */
 typedef int (*rdma_dev_fn)(const struct rdma_dev *dev, void *data);

@@ -79,16 +79,6 @@ static int mkdir_p_open(const char *path, int *dirfd)
 	return 0;
 }
 
-int state_mkdir_p(const char *path)
-{
-	int fd, r = mkdir_p_open(path, &fd);
-
-	if (r < 0)
-		return r;
-	close(fd);
-	return 0;
-}
-
 int state_dir_open(const char *path, int *dirfd)
 {
 	return mkdir_p_open(path, dirfd);

@@ -19,9 +19,11 @@
 
 #define STATE_MAX_FILE (1u << 20)
 
-/* mkdir -p with 0700 for what it creates; a symlink anywhere below the existing prefix is -ELOOP. */
-int state_mkdir_p(const char *path);
-/* mkdir -p, then open it O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC. */
+/*
+ * mkdir -p with 0700 for what it creates, then open it
+ * O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC; a symlink anywhere below the existing
+ * prefix is -ELOOP.
+ */
 int state_dir_open(const char *path, int *dirfd);
 /* Same, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <net/if.h>
 
@@ -104,4 +106,28 @@ long valid_hexfield(const char *s, int n)
 		v = v * 16 + d;
 	}
 	return v;
+}
+
+int valid_mac_parse(const char *s, uint8_t mac[6])
+{
+	uint8_t out[6];
+	long byte;
+	int i;
+
+	if (strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++) {
+		byte = valid_hexfield(s + i * 3, 2);
+		if (byte < 0 || (i < 5 && s[i * 3 + 2] != ':'))
+			return -EINVAL;
+		out[i] = (uint8_t)byte;
+	}
+	memcpy(mac, out, 6);
+	return 0;
+}
+
+void valid_mac_format(const uint8_t mac[6], char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x",
+		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }

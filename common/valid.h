@@ -4,14 +4,14 @@
  *
  * Predicates only, no error text: the caller knows whether the name came
  * from the environment (CNI code 4) or the config (code 7) and says so.
- * Split out of the CNI protocol module (where they were cni_valid_*) so that
- * modules below the plugin layer (sysctl, policy, vf, link, records) check
- * names without knowing CNI.
+ * Modules below the plugin layer (sysctl, policy, vf, link, records) check
+ * names here without knowing CNI.
  */
 #ifndef VALID_H
 #define VALID_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * A netns path: an absolute path (as valid_abs_path) without control
@@ -39,5 +39,8 @@ bool valid_abs_path(const char *path);
  * n hex digits at s, their value; -1 when any of them is not one.
  */
 long valid_hexfield(const char *s, int n);
+/* "aa:bb:cc:dd:ee:ff" (either case) <-> bytes: 0 or -EINVAL. */
+int valid_mac_parse(const char *s, uint8_t mac[6]);
+void valid_mac_format(const uint8_t mac[6], char out[18]);
 
 #endif

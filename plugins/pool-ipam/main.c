@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "file.h"
 #include "ipam.h"
+#include "ipam_conf.h"
 #include "ippool.h"
 #include "log.h"
 #include "policy.h"
@@ -687,6 +688,5 @@ static const struct cni_plugin plugin = {
 
 int main(int argc, char **argv)
 {
-	log_init("pool-ipam");
 	return cni_plugin_main(&plugin, argc, argv);
 }

@@ -400,11 +400,11 @@ static void pod_notify(struct add_ctx *c)
 	int ret;
 
 	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
-	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, "1");
 	if (ret < 0)
 		log_warn("arp_notify on %s: %s", ifname, strerror(-ret));
 	snprintf(name, sizeof(name), "net.ipv6.conf.%s.ndisc_notify", ifname);
-	ret = sysctl_write_in(-1, c->conf.proc_root, name, "1");
+	ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, "1");
 	if (ret < 0 && ret != -ENOENT)
 		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
 }
@@ -548,9 +548,9 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 		}
 	}
 	for (i = 0; i < c->ipam.n_routes; i++) {
-		struct cni_route rt;
+		struct link_route rt;
 
-		cni_route_resolve(&c->ipam, &c->ipam.routes[i], &rt);
+		sriov_route_resolve(&c->ipam, &c->ipam.routes[i], &rt);
 		ret = link_route_add(ls, li.ifindex, &rt);
 		if (ret < 0) {
 			cni_errorf(err, CNI_ERR_PLUGIN, "route to %s via %s on %s: %s",
@@ -751,13 +751,13 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
 	if (!c->vf.dpdk) {
-		link_mac_format(c->rec.pod_mac, ifc->mac);
+		valid_mac_format(c->rec.pod_mac, ifc->mac);
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
-		link_mac_format(c->conf.mac, ifc->mac);
+		valid_mac_format(c->conf.mac, ifc->mac);
 	} else if (c->pf && (c->pf_before.mask & PF_VF_MAC)) {
 		/* vf-config set no MAC: the one read before stands, without asking the PF again. */
-		link_mac_format(c->pf_before.mac, ifc->mac);
+		valid_mac_format(c->pf_before.mac, ifc->mac);
 	}
 	for (i = 0; i < c->ipam.n_ips; i++) {
 		res->ips[res->n_ips] = c->ipam.ips[i];

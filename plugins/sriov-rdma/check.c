@@ -35,7 +35,7 @@ static void expected(const struct sriov_conf *conf, const struct sriov_record *r
 {
 	int i;
 
-	link_mac_format(rec->pod_mac, mac);
+	valid_mac_format(rec->pod_mac, mac);
 	*mtu = rec->pod_mtu;
 	*mac_from_prev = *mtu_from_prev = false;
 	if (!from_prev)
@@ -85,7 +85,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 		goto out;
 	}
 	expected(conf, rec, prev, from_prev, want, &mtu, &mac_prev, &mtu_prev);
-	link_mac_format(li.mac, got);
+	valid_mac_format(li.mac, got);
 	ret = -1;
 	if (want[0] && strcasecmp(want, got)) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: mac is %s, %s %s", rec->ifname, got,
@@ -117,9 +117,9 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 	}
 	/* As ADD installed them: a route without gw goes via the IPAM's gateway. */
 	for (i = 0; i < prev->n_routes; i++) {
-		struct cni_route rt;
+		struct link_route rt;
 
-		cni_route_resolve(prev, &prev->routes[i], &rt);
+		sriov_route_resolve(prev, &prev->routes[i], &rt);
 		ret = link_route_has(ls, li.ifindex, &rt, &has);
 		if (ret < 0 || !has) {
 			cni_errorf(err, CNI_ERR_DRIFT, "%s: route to %s via %s is missing", rec->ifname,
@@ -128,7 +128,7 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 			goto out;
 		}
 	}
-	ret = sriov_rail_check(rec, conf->multi_rail, conf->proc_root, ls, pod_fd, li.ifindex,
+	ret = sriov_rail_check(rec, conf->multi_rail, conf->paths.proc_root, ls, pod_fd, li.ifindex,
 			       req->env.netns, err);
 out:
 	link_sock_close(ls);

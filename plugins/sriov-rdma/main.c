@@ -21,17 +21,11 @@ static void log_requests(void)
 	log_debug("netlink requests: host %u, pod %u, PF %u", host, pod, pf_requests());
 }
 
-static int setup_log(struct cni_request *req, struct cni_error *err)
-{
-	log_set_context(cni_cmd_name(req->env.command), req->env.container_id, req->env.ifname);
-	return sriov_log_setup(req, err);
-}
-
 static int cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
 {
 	int ret;
 
-	if (setup_log(req, err))
+	if (sriov_log_setup(req, err))
 		return -1;
 	ret = sriov_cmd_add(req, res, err);
 	log_requests();
@@ -46,7 +40,7 @@ static void setup_log_lenient(struct cni_request *req)
 {
 	struct cni_error e = { 0 };
 
-	if (setup_log(req, &e))
+	if (sriov_log_setup(req, &e))
 		log_error("%s: logging to stderr", e.msg);
 }
 
@@ -64,7 +58,7 @@ static int cmd_check(struct cni_request *req, struct cni_error *err)
 {
 	int ret;
 
-	if (setup_log(req, err))
+	if (sriov_log_setup(req, err))
 		return -1;
 	ret = sriov_cmd_check(req, err);
 	log_requests();
@@ -73,7 +67,7 @@ static int cmd_check(struct cni_request *req, struct cni_error *err)
 
 static int cmd_status(struct cni_request *req, struct cni_error *err)
 {
-	return setup_log(req, err) ? -1 : sriov_cmd_status(req, err);
+	return sriov_log_setup(req, err) ? -1 : sriov_cmd_status(req, err);
 }
 
 static int cmd_gc(struct cni_request *req, struct cni_error *err)
@@ -94,10 +88,5 @@ static const struct cni_plugin plugin = {
 
 int main(int argc, char **argv)
 {
-	int ret;
-
-	log_init(plugin.name);
-	ret = cni_plugin_main(&plugin, argc, argv);
-	log_close();
-	return ret;
+	return cni_plugin_main(&plugin, argc, argv);
 }

@@ -11,7 +11,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "conf.h"
-#include "ipam.h"
+#include "ipam_conf.h"
 #include "link.h"
 #include "log.h"
 #include "policy.h"
@@ -218,7 +218,7 @@ static int parse_vlan(const struct cni_request *req, struct sriov_conf *conf,
 static int parse_mac_string(const char *field, const char *s, uint8_t mac[6],
 			    struct cni_error *err)
 {
-	if (link_mac_parse(s, mac) < 0) {
+	if (valid_mac_parse(s, mac) < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "%s \"%s\": not a MAC address (want aa:bb:cc:dd:ee:ff)", field, s);
 		return -EINVAL;
@@ -325,7 +325,8 @@ static int env_path(const char *var, const char *fallback, const char **out,
 
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err)
 {
-	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err))
+	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, err) ||
+	    env_path(SRIOV_ENV_PROC_ROOT, SYSCTL_DEFAULT_PROC_ROOT, &paths->proc_root, err))
 		return -EINVAL;
 	return 0;
 }
@@ -334,10 +335,15 @@ void sriov_env_paths_lenient(struct sriov_paths *paths)
 {
 	struct cni_error err = { 0 };
 
-	/* Production nodes do not set it: the default is the real host. */
+	/* Production nodes do not set them: the defaults are the real host. */
 	if (env_path(SRIOV_ENV_SYSFS_ROOT, SRIOV_DEFAULT_SYSFS, &paths->sysfs_root, &err)) {
 		log_error("%s: ignored, using %s", err.msg, SRIOV_DEFAULT_SYSFS);
 		paths->sysfs_root = SRIOV_DEFAULT_SYSFS;
+	}
+	memset(&err, 0, sizeof(err));
+	if (env_path(SRIOV_ENV_PROC_ROOT, SYSCTL_DEFAULT_PROC_ROOT, &paths->proc_root, &err)) {
+		log_error("%s: ignored, using %s", err.msg, SYSCTL_DEFAULT_PROC_ROOT);
+		paths->proc_root = SYSCTL_DEFAULT_PROC_ROOT;
 	}
 }
 

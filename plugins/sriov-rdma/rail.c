@@ -81,14 +81,7 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 {
 	long long table = 0;
 	bool has_table = false, present = false;
-	const char *root = getenv(SRIOV_ENV_PROC_ROOT);
 
-	conf->proc_root = root && root[0] ? root : SYSCTL_DEFAULT_PROC_ROOT;
-	if (!valid_abs_path(conf->proc_root)) {
-		cni_errorf(err, CNI_ERR_INVALID_ENV, "%s: \"%s\" must be an absolute path "
-			   "without \"..\"", SRIOV_ENV_PROC_ROOT, conf->proc_root);
-		return -EINVAL;
-	}
 	if (conf_bool(req->conf, "", "multiRail", &conf->multi_rail, &present, err) ||
 	    conf_int(req->conf, "", "routeTable", 1, UINT32_MAX, &table, &has_table, err) ||
 	    parse_sysctls(req, conf, err))
@@ -141,7 +134,7 @@ static int set_one(const struct sriov_conf *conf, const char *ifname,
 	int ret, i;
 
 	if (pod_wide(name, ifname) && st->n_saved < SRIOV_MAX_SYSCTLS + 1 &&
-	    sysctl_read_in(-1, conf->proc_root, name, old, sizeof(old)) == 0) {
+	    sysctl_read_in(-1, conf->paths.proc_root, name, old, sizeof(old)) == 0) {
 		for (i = 0; i < st->n_saved && strcmp(st->saved_name[i], name); i++)
 			;
 		if (i == st->n_saved) {
@@ -150,7 +143,7 @@ static int set_one(const struct sriov_conf *conf, const char *ifname,
 			st->n_saved++;
 		}
 	}
-	ret = sysctl_write_in(-1, conf->proc_root, name, value);
+	ret = sysctl_write_in(-1, conf->paths.proc_root, name, value);
 	if (ret == 0)
 		log_debug("sysctl %s = %s in the pod", name, value);
 	return ret;
@@ -166,7 +159,7 @@ static int rp_filter_all(const struct sriov_conf *conf, const char *ifname,
 {
 	const char *all = "net.ipv4.conf.all.rp_filter";
 	char v[64];
-	int ret = sysctl_read_in(-1, conf->proc_root, all, v, sizeof(v));
+	int ret = sysctl_read_in(-1, conf->paths.proc_root, all, v, sizeof(v));
 
 	if (ret < 0 || !strcmp(v, "0"))
 		return ret;
@@ -219,7 +212,7 @@ void sriov_rail_sysctls_undo(const struct sriov_conf *conf, struct sriov_rail *s
 	int i, ret;
 
 	for (i = st->n_saved - 1; i >= 0; i--) {
-		ret = sysctl_write_in(-1, conf->proc_root, st->saved_name[i], st->saved_value[i]);
+		ret = sysctl_write_in(-1, conf->paths.proc_root, st->saved_name[i], st->saved_value[i]);
 		if (ret < 0)
 			log_warn("cannot put %s back to %s in the pod: %s", st->saved_name[i],
 				 st->saved_value[i], strerror(-ret));
@@ -291,7 +284,7 @@ static int subnet_of(const char *cidr, char *out, size_t len, bool *v4)
 }
 
 /* Add rt to made's routes unless it is there: addresses of one subnet share their routes. */
-static int plan_one(struct sriov_rail_made *made, const struct cni_route *rt)
+static int plan_one(struct sriov_rail_made *made, const struct link_route *rt)
 {
 	int i;
 
@@ -309,18 +302,18 @@ static int plan_one(struct sriov_rail_made *made, const struct cni_route *rt)
 static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni_result *ipam,
 		       struct sriov_rail_made *made)
 {
-	struct cni_route rt;
+	struct link_route rt;
 	bool v4;
 	int i, ret;
 
-	cni_route_init(&rt);
+	link_route_init(&rt);
 	rt.table = (int)table;
 	if (subnet_of(ip->address, rt.dst, sizeof(rt.dst), &v4) < 0)
 		return -EINVAL;
 	rt.scope = RT_SCOPE_LINK;
 	ret = plan_one(made, &rt);
 	if (ret == 0 && ip->gateway[0]) {
-		cni_route_init(&rt);
+		link_route_init(&rt);
 		rt.table = (int)table;
 		snprintf(rt.dst, sizeof(rt.dst), "%s", v4 ? "0.0.0.0/0" : "::/0");
 		snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
@@ -329,7 +322,7 @@ static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni
 	for (i = 0; ret == 0 && i < ipam->n_routes; i++) {
 		if ((strchr(ipam->routes[i].dst, ':') == NULL) != v4)
 			continue;
-		rt = ipam->routes[i];
+		sriov_route_link(&ipam->routes[i], &rt);
 		rt.table = (int)table;
 		if (!rt.gw[0] && ip->gateway[0])
 			snprintf(rt.gw, sizeof(rt.gw), "%s", ip->gateway);
@@ -339,7 +332,7 @@ static int plan_routes(uint32_t table, const struct cni_ip *ip, const struct cni
 }
 
 /* "default via 10.1.0.1 dev net1", as ip-route(8) shows it. */
-static void route_text(const struct cni_route *rt, const char *ifname, char *out, size_t len)
+static void route_text(const struct link_route *rt, const char *ifname, char *out, size_t len)
 {
 	bool dflt = !strcmp(rt->dst, "0.0.0.0/0") || !strcmp(rt->dst, "::/0");
 

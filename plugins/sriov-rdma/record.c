@@ -35,7 +35,7 @@ static int add_mac(cJSON *obj, const char *key, const uint8_t mac[6])
 {
 	char s[18];
 
-	link_mac_format(mac, s);
+	valid_mac_format(mac, s);
 	return cJSON_AddStringToObject(obj, key, s) ? 0 : -ENOMEM;
 }
 
@@ -120,7 +120,7 @@ static int get_mac(const cJSON *o, const char *key, uint8_t mac[6])
 {
 	const cJSON *s = get(o, key);
 
-	if (!cJSON_IsString(s) || link_mac_parse(s->valuestring, mac) < 0)
+	if (!cJSON_IsString(s) || valid_mac_parse(s->valuestring, mac) < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -198,7 +198,7 @@ static cJSON *rail_to_json(const struct sriov_rail_made *m)
 		ok = rt && cJSON_AddItemToArray(routes, rt) &&
 		     cJSON_AddStringToObject(rt, "dst", m->routes[i].dst) &&
 		     (!m->routes[i].gw[0] || cJSON_AddStringToObject(rt, "gw", m->routes[i].gw)) &&
-		     (m->routes[i].priority == CNI_UNSET ||
+		     (m->routes[i].priority == LINK_UNSET ||
 		      cJSON_AddNumberToObject(rt, "priority", m->routes[i].priority));
 	}
 	sysctls = ok ? cJSON_AddObjectToObject(o, "sysctls") : NULL;
@@ -217,7 +217,7 @@ static int rail_from_json(const cJSON *o, const char *ifname, struct sriov_rail_
 	const cJSON *it, *routes = get(o, "routes"), *sysctls = get(o, "sysctls");
 	long long table, prio;
 	char why[128];
-	struct cni_route *rt;
+	struct link_route *rt;
 
 	if (!o)
 		return 0;
@@ -230,10 +230,10 @@ static int rail_from_json(const cJSON *o, const char *ifname, struct sriov_rail_
 		if (m->n_routes >= SRIOV_MAX_RAIL_ROUTES)
 			return -EBADMSG;
 		rt = &m->routes[m->n_routes++];
-		cni_route_init(rt);
+		link_route_init(rt);
 		if (!cJSON_IsObject(it) || get_str(it, "dst", rt->dst, sizeof(rt->dst), true) ||
 		    get_str(it, "gw", rt->gw, sizeof(rt->gw), false) ||
-		    !int_ok(it, "priority", 0, INT32_MAX, false, CNI_UNSET, &prio))
+		    !int_ok(it, "priority", 0, INT32_MAX, false, LINK_UNSET, &prio))
 			return -EBADMSG;
 		rt->priority = (int)prio;
 		rt->table = (int)m->table;

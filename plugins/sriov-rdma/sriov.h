@@ -5,8 +5,9 @@
  * netconf.c parses and validates the configuration (nothing on the host is
  * touched before it succeeds), record.c keeps the attachment record and the
  * device-info file, vfnet.c moves the VF netdev between namespaces,
- * rdmadev.c its RDMA device, and add.c, del.c, check.c and gc.c implement
- * the commands on top of them.
+ * rdmadev.c its RDMA device, rail.c sets up multiRail's policy routing and
+ * sysctls, and add.c, del.c, check.c and gc.c implement the commands on top
+ * of them.
  */
 #ifndef SRIOV_H
 #define SRIOV_H
@@ -18,7 +19,7 @@
 #include <cjson/cJSON.h>
 #include "claim.h"
 #include "cni.h"
-#include "delegate.h"
+#include "cni_delegate.h"
 #include "link.h"
 #include "pf.h"
 #include "rdma.h"
@@ -57,6 +58,7 @@ enum sriov_rdma_mode {
 /* Where the plugin reads the host from: the real one, or a test stand-in. */
 struct sriov_paths {
 	const char *sysfs_root;
+	const char *proc_root;		/* sysctls */
 };
 
 struct sriov_conf {
@@ -78,7 +80,6 @@ struct sriov_conf {
 	uint32_t route_table;		/* routeTable, 0: the first free from 100 */
 	int n_sysctls;
 	struct sriov_sysctl sysctls[SRIOV_MAX_SYSCTLS];
-	const char *proc_root;
 };
 
 /* What ADD's rail steps changed in the pod, for their undo. */
@@ -106,7 +107,7 @@ struct sriov_rail_made {
 	bool known;			/* false: no multiRail, or an older record */
 	uint32_t table;			/* 0: no policy routing (no address) */
 	int n_routes;
-	struct cni_route routes[SRIOV_MAX_RAIL_ROUTES];
+	struct link_route routes[SRIOV_MAX_RAIL_ROUTES];
 	int n_sysctls;
 	char sysctl_name[SRIOV_RAIL_SYSCTLS][SYSCTL_NAME_MAX + 1];
 	char sysctl_value[SRIOV_RAIL_SYSCTLS][SYSCTL_VALUE_MAX + 1];
@@ -284,6 +285,11 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
  */
 int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 			 const char *sysfs_root, bool *found);
+/* A route of a CNI result as link installs it. */
+void sriov_route_link(const struct cni_route *in, struct link_route *out);
+/* The same, as the spec means it: without "gw", via the IPAM's gateway (cni_route_resolve). */
+void sriov_route_resolve(const struct cni_result *r, const struct cni_route *rt,
+			 struct link_route *out);
 
 /* rdmadev.c */
 /*

@@ -333,3 +333,25 @@ out:
 	link_sock_close(host_ls);
 	return ret;
 }
+
+void sriov_route_link(const struct cni_route *in, struct link_route *out)
+{
+	link_route_init(out);
+	snprintf(out->dst, sizeof(out->dst), "%s", in->dst);
+	snprintf(out->gw, sizeof(out->gw), "%s", in->gw);
+	/* Both say "not set" with -1. */
+	out->mtu = in->mtu;
+	out->advmss = in->advmss;
+	out->priority = in->priority;
+	out->table = in->table;
+	out->scope = in->scope;
+}
+
+void sriov_route_resolve(const struct cni_result *r, const struct cni_route *rt,
+			 struct link_route *out)
+{
+	struct cni_route resolved;
+
+	cni_route_resolve(r, rt, &resolved);
+	sriov_route_link(&resolved, out);
+}

@@ -6,9 +6,8 @@
  *   rdma.mode   "shared" or "exclusive" (absent: shared)
  *   rdma.devs   one device a line: "<index> <name> <netdev> <netns inode>"
  *   rdma.calls  appended, one line per change asked for:
- *               "sys-set netns-mode exclusive", "dev-set 3 netns 4026532301",
- *               "dev-set 3 name rdma_net1"
- *   rdma.fail-netns, rdma.fail-rename, rdma.fail-sys-set
+ *               "dev-set 3 netns 4026532301", "dev-set 3 name rdma_net1"
+ *   rdma.fail-netns, rdma.fail-rename
  *               when present, hold an errno number the matching request
  *               fails with (after being recorded)
  *   rdma.lock   flock'd while a request reads and changes the state, so
@@ -349,19 +348,6 @@ static int fake_handle(struct fake_sock *s, const struct nlmsghdr *req, struct f
 
 		mnl_attr_put_u8(nlh, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, fk->exclusive ? 0 : 1);
 		fake_end(&off, nlh);
-		break;
-	}
-	case RDMA_NLDEV_CMD_SYS_SET: {
-		bool excl;
-
-		if (!tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) {
-			ret = -EINVAL;
-			break;
-		}
-		excl = mnl_attr_get_u8(tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]) == 0;
-		ret = fake_record(s, "sys-set", "sys-set netns-mode %s", excl ? "exclusive" : "shared");
-		if (ret == 0)
-			ret = fake_write(s, "rdma.mode", excl ? "exclusive\n" : "shared\n");
 		break;
 	}
 	case RDMA_NLDEV_CMD_GET:

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ipam.h"
+#include "ipam_conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "cni.h"
-#include "delegate.h"
+#include "cni_delegate.h"
 #include "log.h"
 
 static char tmpdir[64];
@@ -78,6 +78,21 @@ static void test_valid_ifname(void)
 	CHECK(!valid_ifname("a b"));
 	CHECK(!valid_ifname("a\tb"));
 	CHECK(!valid_ifname(NULL));
+}
+
+static void test_valid_mac(void)
+{
+	uint8_t m[6];
+	char s[18];
+
+	CHECK_INT(valid_mac_parse("02:AB:cd:00:ff:09", m), 0);
+	valid_mac_format(m, s);
+	CHECK_STR(s, "02:ab:cd:00:ff:09");
+	CHECK_INT(valid_mac_parse("02:ab:cd:00:ff", m), -EINVAL);
+	CHECK_INT(valid_mac_parse("02:ab:cd:00:ff:0g", m), -EINVAL);
+	CHECK_INT(valid_mac_parse("02-ab-cd-00-ff-09", m), -EINVAL);
+	CHECK_INT(valid_mac_parse("02:ab:cd:00:ff:091", m), -EINVAL);
+	CHECK_INT(valid_mac_parse("", m), -EINVAL);
 }
 
 static void test_valid_network_name(void)
@@ -846,6 +861,7 @@ int main(void)
 	RUN(test_version_supported);
 	RUN(test_valid_container_id);
 	RUN(test_valid_ifname);
+	RUN(test_valid_mac);
 	RUN(test_valid_network_name);
 	RUN(test_valid_abs_path);
 	RUN(test_env_required_per_verb);

@@ -279,16 +279,16 @@ static void test_conf_exclude(void)
 
 	CHECK_STR(parse("{\"subnet\":\"10.1.0.0/28\"}"), "");
 	CHECK(ipam_capacity(&conf, 0) == 14);
-	CHECK_INT(ipam_conf_exclude(&conf, &a, &b), 0);
+	CHECK_INT(ipam_exclude(&conf, &a, &b), 0);
 	CHECK(ipam_capacity(&conf, 0) == 9);
-	CHECK_INT(ipam_conf_exclude(&conf, &b, &a), -EINVAL);
-	CHECK_INT(ipam_conf_exclude(&conf, &a, &six), -EINVAL);
+	CHECK_INT(ipam_exclude(&conf, &b, &a), -EINVAL);
+	CHECK_INT(ipam_exclude(&conf, &a, &six), -EINVAL);
 	a = A("10.1.0.4");
 	CHECK_INT(ipam_next(&conf, 0, &a, &n), 0);
 	CHECK_STR(fmt(&n), "10.1.0.10");
 	for (i = conf.n_exclude; i < IPAM_MAX_EXCLUDE; i++)
-		CHECK_INT(ipam_conf_exclude(&conf, &six, &six), 0);
-	CHECK_INT(ipam_conf_exclude(&conf, &six, &six), -ENOSPC);
+		CHECK_INT(ipam_exclude(&conf, &six, &six), 0);
+	CHECK_INT(ipam_exclude(&conf, &six, &six), -ENOSPC);
 	CHECK_INT(conf.n_exclude, IPAM_MAX_EXCLUDE);
 	/* every address excluded, span by span: the walk gives up after a bounded number of turns */
 	for (i = 0; i < IPAM_MAX_EXCLUDE; i++) {
@@ -690,7 +690,7 @@ static void test_conf_finish(void)
 	CHECK_STR(finish(), "");
 	CHECK(ipam_capacity(&conf, 0) == 1);
 	a = A("10.9.0.2");
-	CHECK_INT(ipam_conf_exclude(&conf, &a, &a), 0);
+	CHECK_INT(ipam_exclude(&conf, &a, &a), 0);
 	CHECK_HAS(finish(), "range set 0 (10.9.0.0/30): no usable address");
 
 	CHECK_STR(parseq("{'ippool':[{'name':'a'},{'name':'b'}]}"), "");

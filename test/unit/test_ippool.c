@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ipam_conf.h"
 #include "ippool.h"
 #include "state.h"
 

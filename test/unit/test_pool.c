@@ -10,6 +10,7 @@
 
 #include "addr_check.h"
 #include "check.h"
+#include "ipam_conf.h"
 #include "pool.h"
 
 static char root[64];		/* the test's temporary directory */

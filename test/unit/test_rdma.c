@@ -323,7 +323,7 @@ static void test_fake_lookup_and_mode(void)
 	CHECK_STR(port.dev_name, "mlx5_3");
 	CHECK_STR(port.ndev_name, "lo");
 	CHECK_INT(rdma_dev_find_by_netdev(s, 0, "nosuchnetdev0", &port), -ENODEV);
-	CHECK_INT(rdma_sys_set_netns_mode(s, false), 0);
+	fake_file("rdma.mode", "shared\n");
 	CHECK_INT(rdma_sys_get_netns_mode(s, &excl), 0);
 	CHECK(!excl);
 	CHECK_INT(rdma_dev_get_by_name(s, "mlx5_7", &dev), 0);
@@ -342,7 +342,7 @@ static void test_fake_records_moves_and_renames(void)
 		goto out;
 	/* Shared mode: the kernel refuses to move any device. */
 	CHECK_INT(rdma_dev_set_netns(s, 3, nsfd), -EOPNOTSUPP);
-	CHECK_INT(rdma_sys_set_netns_mode(s, true), 0);
+	fake_file("rdma.mode", "exclusive\n");
 	CHECK_INT(rdma_dev_set_netns(s, 3, nsfd), 0);
 	CHECK_INT(rdma_dev_rename(s, 3, "rdma_net1"), 0);
 	CHECK_INT(rdma_dev_rename(s, 3, "mlx5_7"), -EEXIST);
@@ -351,7 +351,7 @@ static void test_fake_records_moves_and_renames(void)
 	CHECK_INT(rdma_dev_set_netns(s, 3, nsfd), -EOPNOTSUPP);
 	fake_read("rdma.calls", calls, sizeof(calls));
 	snprintf(want, sizeof(want),
-		 "dev-set 3 netns %lu\nsys-set netns-mode exclusive\ndev-set 3 netns %lu\n"
+		 "dev-set 3 netns %lu\ndev-set 3 netns %lu\n"
 		 "dev-set 3 name rdma_net1\ndev-set 3 name mlx5_7\ndev-set 3 netns %lu\n",
 		 my_netns(), my_netns(), my_netns());
 	CHECK_STR(calls, want);

@@ -69,9 +69,9 @@ static void full_record(struct sriov_record *r)
 	r->rail.known = true;
 	r->rail.table = 101;
 	r->rail.n_routes = 2;
-	cni_route_init(&r->rail.routes[0]);
+	link_route_init(&r->rail.routes[0]);
 	snprintf(r->rail.routes[0].dst, sizeof(r->rail.routes[0].dst), "10.56.0.0/24");
-	cni_route_init(&r->rail.routes[1]);
+	link_route_init(&r->rail.routes[1]);
 	snprintf(r->rail.routes[1].dst, sizeof(r->rail.routes[1].dst), "0.0.0.0/0");
 	snprintf(r->rail.routes[1].gw, sizeof(r->rail.routes[1].gw), "10.56.0.1");
 	r->rail.routes[1].priority = 7;

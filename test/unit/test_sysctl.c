@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "netns.h"
+#include "netns_anon.h"
 #include "sysctl.h"
 
 static int name_ok(const char *name, const char *ifname)
@@ -112,7 +113,7 @@ static void test_netns(void)
 	char before[64], after[64], inside[64];
 	int pod;
 
-	if (geteuid() != 0 || netns_create_anon(&pod) < 0) {
+	if (geteuid() != 0 || anon_netns(&pod) < 0) {
 		printf("# skipped: needs root for a private network namespace\n");
 		return;
 	}

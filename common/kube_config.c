@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kubeconfig half of the former kube.c; names kept (kube_config_*), see kubeconfig.h. */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,7 +15,7 @@
 #include <yaml.h>
 
 #include "file.h"
-#include "kubeconfig.h"
+#include "kube_config.h"
 
 #define KUBE_MAX_CONFIG	(1u << 20)	/* a kubeconfig with inline certificates is a few KiB */
 #define KUBE_MAX_PEM	(1u << 20)

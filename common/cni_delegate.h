@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * delegate: run another plugin (the IPAM) as the runtime would, through
+ * cni_delegate: run another plugin (the IPAM) as the runtime would, through
  * CNI_PATH, and read its answer.
- *
- * Split out of cni.{c,h}; cni_delegate() kept its name (the file is named
- * after it) so that the plugins calling it did not change.
  */
-#ifndef DELEGATE_H
-#define DELEGATE_H
+#ifndef CNI_DELEGATE_H
+#define CNI_DELEGATE_H
 
 #include "cni.h"
 

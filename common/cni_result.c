@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Moved out of cni.c with the cni_result_* / cni_route_* names kept (see result.h). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -9,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni.h"
-#include "result.h"
+#include "cni_error.h"
+#include "cni_result.h"
+#include "cni_version.h"
 
 void cni_route_init(struct cni_route *rt)
 {

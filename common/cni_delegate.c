@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Moved out of cni.c with cni_delegate() keeping its name (see delegate.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,8 +13,8 @@
 #include <unistd.h>
 
 #include "cni.h"
-#include "delegate.h"
-#include "result.h"
+#include "cni_delegate.h"
+#include "cni_result.h"
 #include "valid.h"
 
 extern char **environ;

@@ -2,14 +2,9 @@
 /*
  * A CNI result (SPEC.md "Success"): interfaces, IPs, routes, DNS, read from
  * any supported version and written for the requested one.
- *
- * Split out of cni.{c,h}; the functions kept their cni_result_* and
- * cni_route_* names, which already said whose they are, so that callers did
- * not change. The types alone need nothing else: link.h uses cni_route
- * without knowing the CNI protocol.
  */
-#ifndef RESULT_H
-#define RESULT_H
+#ifndef CNI_RESULT_H
+#define CNI_RESULT_H
 
 #include <net/if.h>
 #include <cjson/cJSON.h>

@@ -14,12 +14,9 @@
  * linked: linking it costs every exec of the plugin its dynamic loading
  * (~0.1 ms), even when it reads no kubeconfig. Without it the call fails
  * with -ENOSYS and a message naming the package to install.
- *
- * Split out of kube.{c,h} (the HTTP client stays there); the names kept
- * their kube_ prefix so that callers did not change.
  */
-#ifndef KUBECONFIG_H
-#define KUBECONFIG_H
+#ifndef KUBE_CONFIG_H
+#define KUBE_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
