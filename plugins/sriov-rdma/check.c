@@ -231,6 +231,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 		goto out;
 	ret = 0;
 out:
+	if (sriov_stranded(err))
+		ret = -1;
 	if (dirfd >= 0)
 		close(dirfd);
 	free(prev);

@@ -24,7 +24,7 @@ leftovers() { find "$1" -name '.*' -type f | wc -l; }
 # What of the recording fakes a binary holds, one per line: their variables, their symbols.
 fakes_in() {
 	{
-		strings -a "$1" | grep -oE 'SRIOV_RDMA_(PF|RDMA)_FAKE_DIR'
+		strings -a "$1" | grep -oE 'SRIOV_RDMA_(PF|RDMA|NETNS)_FAKE_DIR'
 		nm "$1" 2>/dev/null | awk '{ print $NF }' | grep -iE 'fake'
 	} | sort -u | tr '\n' ' '
 }
@@ -58,7 +58,8 @@ if [ "$(meson introspect --buildoptions "$BUILD_DIR" |
 	jq -r '.[] | select(.name == "test_fakes") | .value')" = true ]; then
 	t_begin "the same check finds the fakes of this test build"
 	got=$(fakes_in "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma")
-	for want in SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR pf_fake_use rdma_fake_use; do
+	for want in SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR SRIOV_RDMA_NETNS_FAKE_DIR \
+		pf_fake_use rdma_fake_use netns_fake_use; do
 		t_contains "$got" "$want" "$want found"
 	done
 
