@@ -136,34 +136,73 @@ static int check_rdma(const struct cni_request *req, const struct sriov_record *
 	return ret;
 }
 
-static bool vfcfg_differs(const struct pf_vf_config *want, const struct pf_vf_config *got,
-			  const char **field)
-{
-	unsigned m = want->mask;
+static const struct {
+	unsigned field;
+	const char *name;
+} vf_fields[] = {
+	{ PF_VF_MAC, "mac" },
+	{ PF_VF_VLAN, "vlan" },
+	{ PF_VF_SPOOFCHK, "spoofchk" },
+	{ PF_VF_TRUST, "trust" },
+	{ PF_VF_LINK_STATE, "link_state" },
+	{ PF_VF_RATE, "min_tx_rate/max_tx_rate" },
+};
 
-	*field = NULL;
-	if ((m & PF_VF_MAC) && memcmp(want->mac, got->mac, 6))
-		*field = "mac";
-	else if ((m & PF_VF_VLAN) && (want->vlan != got->vlan || want->qos != got->qos ||
-				       want->vlan_proto != got->vlan_proto))
-		*field = "vlan";
-	else if ((m & PF_VF_SPOOFCHK) && want->spoofchk != got->spoofchk)
-		*field = "spoofchk";
-	else if ((m & PF_VF_TRUST) && want->trust != got->trust)
-		*field = "trust";
-	else if ((m & PF_VF_LINK_STATE) && want->link_state != got->link_state)
-		*field = "link_state";
-	else if ((m & PF_VF_RATE) && (want->min_tx_rate != got->min_tx_rate ||
-				       want->max_tx_rate != got->max_tx_rate))
-		*field = "min_tx_rate/max_tx_rate";
-	return *field != NULL;
+static bool vf_field_differs(unsigned field, const struct pf_vf_config *want,
+			     const struct pf_vf_config *got)
+{
+	switch (field) {
+	case PF_VF_MAC:
+		return memcmp(want->mac, got->mac, 6) != 0;
+	case PF_VF_VLAN:
+		return want->vlan != got->vlan || want->qos != got->qos ||
+		       want->vlan_proto != got->vlan_proto;
+	case PF_VF_SPOOFCHK:
+		return want->spoofchk != got->spoofchk;
+	case PF_VF_TRUST:
+		return want->trust != got->trust;
+	case PF_VF_LINK_STATE:
+		return want->link_state != got->link_state;
+	case PF_VF_RATE:
+		return want->min_tx_rate != got->min_tx_rate ||
+		       want->max_tx_rate != got->max_tx_rate;
+	}
+	return false;
+}
+
+/*
+ * The fields ADD set, compared where the PF reports them (got->mask): the
+ * first that differs in *differs, and in unreported the ones a driver (or
+ * a driver reloaded since) does not report, which are unknown, not equal.
+ */
+static void vfcfg_compare(const struct pf_vf_config *want, const struct pf_vf_config *got,
+			  const char **differs, char *unreported, size_t len)
+{
+	size_t i, off = 0;
+
+	*differs = NULL;
+	unreported[0] = '\0';
+	for (i = 0; i < sizeof(vf_fields) / sizeof(vf_fields[0]); i++) {
+		unsigned f = vf_fields[i].field;
+
+		if (!(want->mask & f))
+			continue;
+		if (!(got->mask & f)) {
+			if (off < len)
+				off += (size_t)snprintf(unreported + off, len - off, "%s%s",
+							off ? ", " : "", vf_fields[i].name);
+		} else if (!*differs && vf_field_differs(f, want, got)) {
+			*differs = vf_fields[i].name;
+		}
+	}
 }
 
 static int check_vf_config(const struct sriov_record *rec, struct cni_error *err)
 {
 	struct pf_vf_config now;
 	struct pf *pf;
-	const char *field;
+	const char *differs;
+	char unreported[128], also[160] = "";
 	int ret;
 
 	if (!rec->vf_applied.mask)
@@ -176,10 +215,18 @@ static int check_vf_config(const struct sriov_record *rec, struct cni_error *err
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
 				  rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
-	if (vfcfg_differs(&rec->vf_applied, &now, &field))
+	vfcfg_compare(&rec->vf_applied, &now, &differs, unreported, sizeof(unreported));
+	if (differs && unreported[0])
+		snprintf(also, sizeof(also), "; the PF no longer reports %s", unreported);
+	if (differs)
 		return cni_errorf(err, CNI_ERR_DRIFT,
-				  "deviceID %s: VF %d %s on PF %s no longer holds what ADD set",
-				  rec->bdf, rec->vf_index, field, rec->pf_netdev);
+				  "deviceID %s: VF %d %s on PF %s no longer holds what ADD set%s",
+				  rec->bdf, rec->vf_index, differs, rec->pf_netdev, also);
+	if (unreported[0])
+		return cni_errorf(err, CNI_ERR_DRIFT,
+				  "deviceID %s: PF %s no longer reports VF %d's %s, which ADD set: "
+				  "CHECK cannot tell whether it still holds", rec->bdf,
+				  rec->pf_netdev, rec->vf_index, unreported);
 	return 0;
 }
 

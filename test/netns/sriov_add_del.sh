@@ -128,6 +128,22 @@ t_eq "$T_RC" 0 "CHECK ($T_ERR $T_OUT)"
 sed -i '/^vf=1 /s/trust=on/trust=off/' "$SR_FAKE/$SR_PFNET.vfs"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
 t_contains "$T_OUT" "trust" "CHECK names the trust drift"
+sed -i '/^vf=1 /s/trust=off/trust=on/' "$SR_FAKE/$SR_PFNET.vfs"
+# A driver (or one reloaded since ADD) that reports no trust: unknown, not "changed".
+echo trust > "$SR_FAKE/$SR_PFNET.unreported"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$(t_jq .code)" 107 "CHECK with trust unreported fails ($T_ERR $T_OUT)"
+t_contains "$(t_jq .msg)" "no longer reports VF 1's trust" "CHECK names the field the PF stopped reporting"
+t_not_contains "$(t_jq .msg)" "no longer holds" "an unreported field is not called changed"
+# What the PF reports is still compared, and named apart from what it does not.
+sed -i '/^vf=1 /s/vlan=100/vlan=7/' "$SR_FAKE/$SR_PFNET.vfs"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_contains "$(t_jq .msg)" "VF 1 vlan on PF $SR_PFNET no longer holds what ADD set; the PF no longer reports trust" \
+	"CHECK names the vlan drift and the unreported trust"
+sed -i '/^vf=1 /s/vlan=7/vlan=100/' "$SR_FAKE/$SR_PFNET.vfs"
+rm "$SR_FAKE/$SR_PFNET.unreported"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$T_RC" 0 "CHECK once the PF reports all again ($T_ERR $T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" \
