@@ -23,6 +23,8 @@
 int state_mkdir_p(const char *path);
 /* mkdir -p, then open it O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC. */
 int state_dir_open(const char *path, int *dirfd);
+/* The same for a directory that must exist already (-ENOENT): readers create nothing. */
+int state_dir_open_existing(const char *path, int *dirfd);
 /* Same, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
 

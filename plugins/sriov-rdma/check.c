@@ -244,8 +244,17 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	cni_result_init(prev);
 	if (sriov_conf_parse(req, &conf, err))
 		goto out;
-	if (state_dir_open(conf.state_dir, &dirfd) < 0) {
-		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it", conf.state_dir);
+	/* CHECK changes nothing: a stateDir that is not there holds no attachment. */
+	ret = state_dir_open_existing(conf.state_dir, &dirfd);
+	if (ret == -ENOENT) {
+		cni_errorf(err, CNI_ERR_UNKNOWN_CONTAINER, "no attachment %s:%s: stateDir %s does "
+			   "not exist (%s)", req->env.container_id, req->env.ifname, conf.state_dir,
+			   strerror(-ret));
+		goto out;
+	}
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it: %s", conf.state_dir,
+			   strerror(-ret));
 		goto out;
 	}
 	sriov_record_name(req->env.container_id, req->env.ifname, name, sizeof(name));

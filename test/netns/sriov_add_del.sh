@@ -169,6 +169,26 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c4 CNI_ARGS="$args"
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(ls "$T_TMP/devinfo")" "" "device-info file removed on DEL"
 
+t_begin "CHECK and DEL create no directory: stateDir missing for CHECK, device-info directory gone for DEL"
+sr_setup 1
+pod=$(t_netns)
+di=$T_TMP/devinfo-gone/sub/c7.json
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"capabilities\": {\"CNIDeviceInfoFile\": true}"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c7 CAP_ARGS="{\"CNIDeviceInfoFile\": \"$di\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_eq "$(jq -r .pci[\"pci-address\"] "$di")" "$(sr_vf 0)" "ADD wrote the device-info file"
+gone=$T_TMP/no-state/sub
+t_exec sriov-rdma CHECK "$(sr_plugin_conf "$CONF" | jq -c --arg s "$gone" '.stateDir = $s')" \
+	CNI_CONTAINERID=c7 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$(t_jq .code)" 3 "CHECK against a missing stateDir: no such attachment ($T_OUT)"
+t_contains "$(t_jq .msg)" "stateDir $gone does not exist (No such file or directory)" "CHECK says why, with the errno"
+[ ! -e "$T_TMP/no-state" ] || t_fail "CHECK created the stateDir"
+rm -r "$T_TMP/devinfo-gone/sub"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c7 CAP_ARGS="{\"CNIDeviceInfoFile\": \"$di\"}"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+[ ! -e "$T_TMP/devinfo-gone/sub" ] || t_fail "DEL created the device-info directory again"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "VF back on the host"
+
 t_begin "chained with the tuning plugin, host-local IPAM, cniVersion 0.4.0"
 sr_setup 1
 pod=$(t_netns)
