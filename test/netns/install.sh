@@ -195,7 +195,8 @@ log=$T_TMP/install-cni.log
 env SRC_DIR="$image" CNI_BIN_DIR="$host" sh "$INSTALL_CNI" > "$log" 2>&1 &
 pid=$!
 t_defer kill "$pid"
-for _ in $(seq 100); do
+# Up to a minute, a hang guard for a busy machine.
+for _ in $(seq 600); do
 	grep -q sleeping "$log" && break
 	sleep 0.1
 done
@@ -230,7 +231,7 @@ t_eq "$?" 0 "exit status ($(cat "$T_TMP/package.err"))"
 case $tarball in "$pkg"/sriov-rdma-cni-*-"$(uname -m)".tar.gz) ;; *) t_fail "tarball path '$tarball'" ;; esac
 top=$(basename "$tarball" .tar.gz)
 list=$(tar -tzf "$tarball")
-for f in bin/pool-ipam bin/sriov-rdma scripts/install scripts/rdma-doctor \
+for f in bin/pool-ipam bin/sriov-rdma scripts/install scripts/usage.sh scripts/rdma-doctor \
 	conf/deploy/daemonset.yaml conf/deploy/install-cni.sh; do
 	t_contains "$list" "$top/$f" "$f in the tarball"
 done

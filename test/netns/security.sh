@@ -58,11 +58,10 @@ t_begin "logFile outside the log directories, and a FIFO inside them"
 attempt x "\"logFile\": \"$OUTSIDE/passwd\""
 t_eq "$(t_jq .code)" 7 "code ($T_OUT)"
 t_contains "$(t_jq .msg)" "logFile" "names the field"
+# Nobody writes to the FIFO: a plugin that opened it would never answer.
 mkfifo "$T_TMP/fifo"
-start=$SECONDS
 attempt x "\"logFile\": \"$T_TMP/fifo\""
-t_eq "$(t_jq .code)" 7 "a FIFO is refused ($T_OUT)"
-t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+t_eq "$(t_jq .code)" 7 "a FIFO is refused, without blocking ($T_OUT)"
 attempt x "" "{\"type\": \"pool-ipam\", \"subnet\": \"10.67.0.0/24\", \"dataDir\": \"$T_TMP/pool\", \"logFile\": \"$OUTSIDE/passwd\"}"
 t_eq "$T_RC" 1 "ipam.logFile outside too ($T_OUT)"
 t_contains "$T_OUT" "ipam.logFile" "names the field"
@@ -82,11 +81,9 @@ outside_unchanged "stateDir/dataDir"
 t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF stays on the host"
 
 t_begin "resolvConf naming a FIFO or a huge file: refused, no hang"
-start=$SECONDS
 t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/fifo\"}}" \
 	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
-t_eq "$(t_jq .code)" 7 "FIFO: code ($T_OUT)"
-t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+t_eq "$(t_jq .code)" 7 "FIFO: code, without blocking ($T_OUT)"
 head -c 70000 /dev/zero | tr '\0' '#' > "$T_TMP/big.conf"
 t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/big.conf\"}}" \
 	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
@@ -110,11 +107,11 @@ t_contains "$(t_jq .msg)" "allowedResolvConfDirs" "says how a node admin allows 
 t_exec pool-ipam ADD "$(rc_conf "$T_TMP/leads-out.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$(t_jq .code)" 7 "a link leading out: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$OUTSIDE/resolv.conf" "names where the link leads"
-t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 0 "no address was reserved"
+t_eq "$(t_count "$T_TMP/pool/rc" 'a-*')" 0 "no address was reserved"
 t_exec pool-ipam ADD "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "an allowed resolv.conf: ADD succeeds ($T_OUT)"
 t_eq "$(t_jq '.dns.nameservers[0]')" "10.8.8.8" "its nameserver is in the result"
-t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 1 "its address is reserved"
+t_eq "$(t_count "$T_TMP/pool/rc" 'a-*')" 1 "its address is reserved"
 t_exec pool-ipam DEL "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
 outside_unchanged "resolvConf"
@@ -138,7 +135,7 @@ if [ -L /var/run ]; then
 	t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
 		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
 	t_eq "$T_RC" 0 "ADD ($T_OUT)"
-	t_eq "$(ls /run/cni/pool-ipam/test-$$/vr | grep -c '^a-')" 1 "the store is under /run"
+	t_eq "$(t_count "/run/cni/pool-ipam/test-$$/vr" 'a-*')" 1 "the store is under /run"
 	t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
 		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
 	t_eq "$T_RC" 0 "DEL ($T_OUT)"
@@ -166,7 +163,7 @@ t_eq "$(t_jq .code)" 7 "DEL with the node config broken fails, naming it, rather
 t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
 	CNI_CONTAINERID=nc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "once it is fixed, the retried DEL releases ($T_OUT)"
-t_eq "$(ls "$T_TMP/pool/nc" | grep -c '^a-')" 0 "released"
+t_eq "$(t_count "$T_TMP/pool/nc" 'a-*')" 0 "released"
 outside_unchanged "node config"
 
 t_done

@@ -203,7 +203,7 @@ t_eq "$T_RC" 0 "CHECK of the chain ($T_ERR $T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "VF back on the host"
-t_eq "$(ls "$T_TMP/hl/sriov-test" | grep -c '^10\.')" 0 "host-local released the address"
+t_eq "$(t_count "$T_TMP/hl/sriov-test" '10.*')" 0 "host-local released the address"
 
 t_begin "invalid configs: code 7 naming the field, nothing changed"
 sr_setup 1
