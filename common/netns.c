@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -9,7 +10,28 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 
+#include "log.h"
 #include "netns.h"
+
+static int kernel_set(int fd, bool back)
+{
+	(void)back;
+	return setns(fd, CLONE_NEWNET) < 0 ? -errno : 0;
+}
+
+static const struct netns_backend kernel_backend = { .set = kernel_set };
+static const struct netns_backend *backend = &kernel_backend;
+static int stranded;
+
+void netns_set_backend(const struct netns_backend *b)
+{
+	backend = b ? b : &kernel_backend;
+}
+
+int netns_stranded(void)
+{
+	return stranded;
+}
 
 int netns_open(const char *path, int *fd)
 {
@@ -46,30 +68,29 @@ int netns_open_current(int *fd)
 	return 0;
 }
 
-int netns_enter(int fd, int *saved)
+int netns_do(int fd, int (*fn)(void *arg), void *arg)
 {
-	int cur = -1, r;
+	int home, ret, back;
 
-	r = netns_open_current(&cur);
-	if (r)
-		return r;
-	if (setns(fd, CLONE_NEWNET) < 0) {
-		r = -errno;
-		close(cur);
-		return r;
+	/* Stranded, "home" would be the wrong namespace: nothing more runs anywhere. */
+	if (stranded)
+		return stranded;
+	ret = netns_open_current(&home);
+	if (ret)
+		return ret;
+	ret = backend->set(fd, false);
+	if (ret == 0) {
+		ret = fn(arg);
+		back = backend->set(home, true);
+		if (back < 0) {
+			stranded = back;
+			log_error("cannot return to the host network namespace: %s; "
+				  "nothing more is done in this process", strerror(-back));
+			ret = back;
+		}
 	}
-	*saved = cur;
-	return 0;
-}
-
-int netns_leave(int saved)
-{
-	int r = 0;
-
-	if (setns(saved, CLONE_NEWNET) < 0)
-		r = -errno;
-	close(saved);
-	return r;
+	close(home);
+	return ret;
 }
 
 bool netns_same(int fd_a, int fd_b)

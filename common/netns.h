@@ -17,13 +17,30 @@
 int netns_open(const char *path, int *fd);
 /* The current namespace (/proc/self/ns/net). */
 int netns_open_current(int *fd);
-/* setns() into fd, returning the namespace we came from in *saved. */
-int netns_enter(int fd, int *saved);
-/* setns() back into saved and close it. */
-int netns_leave(int saved);
+/*
+ * Run fn(arg) inside the namespace fd and come back, as containernetworking's
+ * ns.Do: fn's result, or -errno when fd cannot be entered (fn did not run).
+ * When the way back fails, the process stays in fd's namespace, where every
+ * later "host" socket would open: that is logged once, this and every later
+ * netns_do return netns_stranded()'s error, and the caller must stop.
+ */
+int netns_do(int fd, int (*fn)(void *arg), void *arg);
+/* 0, or the -errno of the failed return that left the process in another namespace. */
+int netns_stranded(void);
 /* Same namespace? (device + inode of the nsfs files) */
 bool netns_same(int fd_a, int fd_b);
 /* Does the path still name a live namespace? */
 bool netns_alive(const char *path);
+
+/*
+ * How a switch reaches the kernel: setns(2), unless a test build registers
+ * a stand-in (test/fakes/netns_fake.c) that makes a switch fail. back: the
+ * switch returns to the namespace netns_do was called from.
+ */
+struct netns_backend {
+	int (*set)(int fd, bool back);	/* 0 or -errno */
+};
+/* NULL: setns(2). */
+void netns_set_backend(const struct netns_backend *b);
 
 #endif

@@ -49,6 +49,10 @@ int nlio_open(int protocol, struct nlio **out)
 	ino_t ino;
 	int one = 1, ret;
 
+	/* Left in a pod's namespace, a "host" socket would open there. */
+	ret = netns_stranded();
+	if (ret)
+		return ret;
 	current_ns(&dev, &ino);
 	for (s = open_socks; s && dev; s = s->next) {
 		if (s->protocol == protocol && s->ns_dev == dev && s->ns_ino == ino) {
@@ -90,20 +94,29 @@ err_free:
 	return ret;
 }
 
+struct open_args {
+	int protocol;
+	struct nlio **s;
+};
+
+static int open_cb(void *arg)
+{
+	struct open_args *a = arg;
+
+	return nlio_open(a->protocol, a->s);
+}
+
 int nlio_open_in(int protocol, int netns_fd, struct nlio **s)
 {
-	int saved, ret, ret2;
+	struct open_args a = { .protocol = protocol, .s = s };
+	int ret;
 
-	ret = netns_enter(netns_fd, &saved);
-	if (ret < 0)
-		return ret;
-	ret = nlio_open(protocol, s);
-	ret2 = netns_leave(saved);
-	if (ret == 0 && ret2 < 0) {
-		/* Staying in the wrong namespace would misdirect every later step. */
+	*s = NULL;
+	ret = netns_do(netns_fd, open_cb, &a);
+	if (ret < 0 && *s) {
+		/* Opened, but the way back failed: nothing may use it. */
 		nlio_close(*s);
 		*s = NULL;
-		return ret2;
 	}
 	return ret;
 }

@@ -17,12 +17,12 @@ static bool valid_name(const char *name)
 	       !strchr(name, '/');
 }
 
-/* mkdirat + openat without following a symlink; EEXIST of a directory is fine. */
-static int subdir_open(int dirfd, const char *name, int *subfd)
+/* [mkdirat +] openat without following a symlink; EEXIST of a directory is fine. */
+static int subdir_open(int dirfd, const char *name, bool create, int *subfd)
 {
 	int fd;
 
-	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+	if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -39,7 +39,7 @@ static int subdir_open(int dirfd, const char *name, int *subfd)
 	return 0;
 }
 
-static int mkdir_p_open(const char *path, int *dirfd)
+static int walk_open(const char *path, bool create, int *dirfd)
 {
 	char comp[256];
 	const char *p = path, *end;
@@ -69,7 +69,7 @@ static int mkdir_p_open(const char *path, int *dirfd)
 			close(fd);
 			return -EINVAL;
 		}
-		r = subdir_open(fd, comp, &sub);
+		r = subdir_open(fd, comp, create, &sub);
 		close(fd);
 		if (r < 0)
 			return r;
@@ -81,14 +81,19 @@ static int mkdir_p_open(const char *path, int *dirfd)
 
 int state_dir_open(const char *path, int *dirfd)
 {
-	return mkdir_p_open(path, dirfd);
+	return walk_open(path, true, dirfd);
+}
+
+int state_dir_open_existing(const char *path, int *dirfd)
+{
+	return walk_open(path, false, dirfd);
 }
 
 int state_subdir_open(int dirfd, const char *name, int *subfd)
 {
 	if (!valid_name(name))
 		return -EINVAL;
-	return subdir_open(dirfd, name, subfd);
+	return subdir_open(dirfd, name, true, subfd);
 }
 
 static int write_all(int fd, const void *data, size_t len)

@@ -25,6 +25,8 @@
  * prefix is -ELOOP.
  */
 int state_dir_open(const char *path, int *dirfd);
+/* The same for a directory that must exist already (-ENOENT): readers create nothing. */
+int state_dir_open_existing(const char *path, int *dirfd);
 /* Same, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
 

@@ -143,20 +143,32 @@ static bool name_safe(const char *name)
 	return true;
 }
 
+struct open_args {
+	const char *path;
+	int flags;
+	int *fd;
+};
+
+static int open_cb(void *arg)
+{
+	struct open_args *a = arg;
+
+	*a->fd = open(a->path, a->flags | O_CLOEXEC | O_NOFOLLOW);
+	return *a->fd < 0 ? -errno : 0;
+}
+
 static int open_in(int netns_fd, const char *path, int flags, int *fd)
 {
-	int saved = -1, ret = 0;
+	struct open_args a = { .path = path, .flags = flags, .fd = fd };
+	int ret;
 
-	if (netns_fd >= 0 && (ret = netns_enter(netns_fd, &saved)) < 0)
-		return ret;
-	*fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
-	if (*fd < 0)
-		ret = -errno;
-	if (saved >= 0 && netns_leave(saved) < 0) {
-		/* Staying in the pod's namespace would misdirect everything after. */
-		if (*fd >= 0)
-			close(*fd);
-		return -EIO;
+	if (netns_fd < 0)
+		return open_cb(&a);
+	*fd = -1;
+	ret = netns_do(netns_fd, open_cb, &a);
+	if (ret < 0 && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
 	}
 	return ret;
 }

@@ -15,6 +15,8 @@
 #define TIMING_MAX_STEPS	24
 
 struct timing {
+	/* NULL: CLOCK_MONOTONIC; a test's clock, set after timing_start (with start and last). */
+	void (*now)(struct timespec *ts);
 	struct timespec start, last;
 	int n;
 	struct {

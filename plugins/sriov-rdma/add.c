@@ -409,6 +409,30 @@ static void pod_notify(struct add_ctx *c)
 		log_warn("ndisc_notify on %s: %s", ifname, strerror(-ret));
 }
 
+struct sysctl_args {
+	struct add_ctx *c;
+	struct cni_error *err;
+};
+
+static int sysctl_cb(void *arg)
+{
+	struct sysctl_args *a = arg;
+	struct add_ctx *c = a->c;
+	int ret = 0;
+
+	pod_notify(c);
+	if (!sriov_rail_hold_down(&c->conf))
+		return 0;
+	ret = sriov_rail_sysctls(&c->conf, c->pod_ls, c->req->env.ifname, c->pod_ifindex,
+				 &c->rail, a->err);
+	/* No later undo runs for this step: what it changed goes back now. */
+	if (ret < 0)
+		sriov_rail_sysctls_undo(&c->conf, &c->rail);
+	else
+		sriov_rail_sysctls_made(&c->conf, c->req->env.ifname, &c->rec.rail);
+	return ret;
+}
+
 /*
  * Every sysctl of the pod in one visit: /proc/sys/net answers for the
  * namespace of whoever opens it, and a setns per write (each a read too,
@@ -416,7 +440,8 @@ static void pod_notify(struct add_ctx *c)
  */
 static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 {
-	int saved, ret = 0, back;
+	struct sysctl_args a = { .c = c, .err = err };
+	int ret;
 
 	if (c->vf.dpdk) {
 		if (sriov_rail_hold_down(&c->conf))
@@ -424,40 +449,31 @@ static int sysctl_run(struct add_ctx *c, struct cni_error *err)
 				 "and it has none: nothing of them is set", c->vf.bdf, c->vf.driver);
 		return 0;
 	}
-	back = netns_enter(c->pod_fd, &saved);
-	if (back < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s",
-				  c->req->env.netns, strerror(-back));
-	pod_notify(c);
-	if (sriov_rail_hold_down(&c->conf)) {
-		ret = sriov_rail_sysctls(&c->conf, c->pod_ls, c->req->env.ifname, c->pod_ifindex,
-					 &c->rail, err);
-		/* No later undo runs for this step: what it changed goes back now. */
-		if (ret < 0)
-			sriov_rail_sysctls_undo(&c->conf, &c->rail);
-		else
-			sriov_rail_sysctls_made(&c->conf, c->req->env.ifname, &c->rec.rail);
-	}
-	ret = sriov_leave_pod(saved, ret, err);
+	ret = netns_do(c->pod_fd, sysctl_cb, &a);
+	if (ret < 0 && !err->code)
+		cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s",
+			   c->req->env.netns, strerror(-ret));
 	return ret;
+}
+
+static int sysctl_undo_cb(void *arg)
+{
+	struct add_ctx *c = arg;
+
+	sriov_rail_sysctls_undo(&c->conf, &c->rail);
+	return 0;
 }
 
 static void sysctl_undo(struct add_ctx *c)
 {
-	int saved, ret;
+	int ret;
 
 	if (!c->rail.n_saved)
 		return;
-	ret = netns_enter(c->pod_fd, &saved);
-	if (ret < 0) {
+	ret = netns_do(c->pod_fd, sysctl_undo_cb, c);
+	if (ret < 0 && !netns_stranded())
 		log_error("cannot enter %s to put its sysctls back: %s", c->req->env.netns,
 			  strerror(-ret));
-		return;
-	}
-	sriov_rail_sysctls_undo(&c->conf, &c->rail);
-	ret = netns_leave(saved);
-	if (ret < 0)
-		log_error("cannot return to the host network namespace: %s", strerror(-ret));
 }
 
 static int routing_run(struct add_ctx *c, struct cni_error *err)
@@ -501,18 +517,37 @@ static int ipam_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- addresses and routes in the pod ---- */
 
-static void announce(struct add_ctx *c, int ifindex)
-{
-	int saved, i, ret;
+struct announce_args {
+	struct add_ctx *c;
+	int ifindex;
+};
 
-	if (netns_enter(c->pod_fd, &saved) < 0)
-		return;
+static int announce_cb(void *arg)
+{
+	struct announce_args *a = arg;
+	struct add_ctx *c = a->c;
+	int i, ret;
+
 	for (i = 0; i < c->ipam.n_ips; i++) {
-		ret = link_announce(ifindex, c->rec.pod_mac, c->ipam.ips[i].address);
+		ret = link_announce(a->ifindex, c->rec.pod_mac, c->ipam.ips[i].address);
 		if (ret < 0)
 			log_warn("announcing %s: %s", c->ipam.ips[i].address, strerror(-ret));
 	}
-	netns_leave(saved);
+	return 0;
+}
+
+/* Best effort, unless the way back fails: netns_do's error then ends ADD. */
+static int announce(struct add_ctx *c, int ifindex)
+{
+	struct announce_args a = { .c = c, .ifindex = ifindex };
+	int ret = netns_do(c->pod_fd, announce_cb, &a);
+
+	if (ret < 0 && !netns_stranded()) {
+		log_warn("announcing the addresses: cannot enter %s: %s", c->req->env.netns,
+			 strerror(-ret));
+		return 0;
+	}
+	return ret;
 }
 
 /* No undo: addresses and routes leave with the netdev when it changes namespace. */
@@ -560,8 +595,7 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 			return ret;
 		}
 	}
-	announce(c, li.ifindex);
-	return 0;
+	return announce(c, li.ifindex);
 }
 
 /* ---- device-info file ---- */
@@ -644,9 +678,15 @@ static int run_steps(struct add_ctx *c, struct cni_error *err)
 		int ret = add_steps[i].run(c, err);
 
 		timing_lap(&c->timing, add_steps[i].name);
-		if (ret == 0)
+		if (ret == 0 && !netns_stranded())
 			continue;
 		timing_format(&c->timing, steps, sizeof(steps));
+		/* In the pod's namespace, an undo would act on the pod as if it were the host. */
+		if (sriov_stranded(err)) {
+			log_error("ADD stopped at %s in the pod's network namespace, nothing undone; "
+				  "steps %s", add_steps[i].name, steps);
+			return -1;
+		}
 		log_error("ADD failed at %s: %s; steps %s", add_steps[i].name, err->msg, steps);
 		while (--i >= 0)
 			if (add_steps[i].undo)
@@ -853,8 +893,10 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
+	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err)) {
+		sriov_stranded(err);
 		goto out;
+	}
 	timing_lap(&c->timing, "checks");
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
@@ -869,6 +911,9 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 		goto out;
 	fill_result(c, res);
 	log_success(c, res);
+	/* Complete and recorded, but this process is in the pod: the runtime's DEL undoes it. */
+	if (sriov_stranded(err))
+		goto out;
 	ret = 0;
 out:
 	claim_release(&c->claim);

@@ -152,27 +152,65 @@ static int check_rdma(const struct cni_request *req, const struct sriov_record *
 	return ret;
 }
 
-static bool vfcfg_differs(const struct pf_vf_config *want, const struct pf_vf_config *got,
-			  const char **field)
-{
-	unsigned m = want->mask;
+static const struct {
+	unsigned field;
+	const char *name;
+} vf_fields[] = {
+	{ PF_VF_MAC, "mac" },
+	{ PF_VF_VLAN, "vlan" },
+	{ PF_VF_SPOOFCHK, "spoofchk" },
+	{ PF_VF_TRUST, "trust" },
+	{ PF_VF_LINK_STATE, "link_state" },
+	{ PF_VF_RATE, "min_tx_rate/max_tx_rate" },
+};
 
-	*field = NULL;
-	if ((m & PF_VF_MAC) && memcmp(want->mac, got->mac, 6))
-		*field = "mac";
-	else if ((m & PF_VF_VLAN) && (want->vlan != got->vlan || want->qos != got->qos ||
-				       want->vlan_proto != got->vlan_proto))
-		*field = "vlan";
-	else if ((m & PF_VF_SPOOFCHK) && want->spoofchk != got->spoofchk)
-		*field = "spoofchk";
-	else if ((m & PF_VF_TRUST) && want->trust != got->trust)
-		*field = "trust";
-	else if ((m & PF_VF_LINK_STATE) && want->link_state != got->link_state)
-		*field = "link_state";
-	else if ((m & PF_VF_RATE) && (want->min_tx_rate != got->min_tx_rate ||
-				       want->max_tx_rate != got->max_tx_rate))
-		*field = "min_tx_rate/max_tx_rate";
-	return *field != NULL;
+static bool vf_field_differs(unsigned field, const struct pf_vf_config *want,
+			     const struct pf_vf_config *got)
+{
+	switch (field) {
+	case PF_VF_MAC:
+		return memcmp(want->mac, got->mac, 6) != 0;
+	case PF_VF_VLAN:
+		return want->vlan != got->vlan || want->qos != got->qos ||
+		       want->vlan_proto != got->vlan_proto;
+	case PF_VF_SPOOFCHK:
+		return want->spoofchk != got->spoofchk;
+	case PF_VF_TRUST:
+		return want->trust != got->trust;
+	case PF_VF_LINK_STATE:
+		return want->link_state != got->link_state;
+	case PF_VF_RATE:
+		return want->min_tx_rate != got->min_tx_rate ||
+		       want->max_tx_rate != got->max_tx_rate;
+	}
+	return false;
+}
+
+/*
+ * The fields ADD set, compared where the PF reports them (got->mask): the
+ * first that differs in *differs, and in unreported the ones a driver (or
+ * a driver reloaded since) does not report, which are unknown, not equal.
+ */
+static void vfcfg_compare(const struct pf_vf_config *want, const struct pf_vf_config *got,
+			  const char **differs, char *unreported, size_t len)
+{
+	size_t i, off = 0;
+
+	*differs = NULL;
+	unreported[0] = '\0';
+	for (i = 0; i < sizeof(vf_fields) / sizeof(vf_fields[0]); i++) {
+		unsigned f = vf_fields[i].field;
+
+		if (!(want->mask & f))
+			continue;
+		if (!(got->mask & f)) {
+			if (off < len)
+				off += (size_t)snprintf(unreported + off, len - off, "%s%s",
+							off ? ", " : "", vf_fields[i].name);
+		} else if (!*differs && vf_field_differs(f, want, got)) {
+			*differs = vf_fields[i].name;
+		}
+	}
 }
 
 static int check_vf_config(const struct sriov_record *rec, const char *sysfs_root,
@@ -181,7 +219,8 @@ static int check_vf_config(const struct sriov_record *rec, const char *sysfs_roo
 	char pf_name[IFNAMSIZ];
 	struct pf_vf_config now;
 	struct pf *pf;
-	const char *field;
+	const char *differs;
+	char unreported[128], also[160] = "";
 	int ret;
 
 	if (!rec->vf_applied.mask)
@@ -196,10 +235,18 @@ static int check_vf_config(const struct sriov_record *rec, const char *sysfs_roo
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read VF %d on PF %s: %s",
 				  rec->bdf, rec->vf_index, pf_name, strerror(-ret));
-	if (vfcfg_differs(&rec->vf_applied, &now, &field))
+	vfcfg_compare(&rec->vf_applied, &now, &differs, unreported, sizeof(unreported));
+	if (differs && unreported[0])
+		snprintf(also, sizeof(also), "; the PF no longer reports %s", unreported);
+	if (differs)
 		return cni_errorf(err, CNI_ERR_DRIFT,
-				  "deviceID %s: VF %d %s on PF %s no longer holds what ADD set",
-				  rec->bdf, rec->vf_index, field, pf_name);
+				  "deviceID %s: VF %d %s on PF %s no longer holds what ADD set%s",
+				  rec->bdf, rec->vf_index, differs, pf_name, also);
+	if (unreported[0])
+		return cni_errorf(err, CNI_ERR_DRIFT,
+				  "deviceID %s: PF %s no longer reports VF %d's %s, which ADD set: "
+				  "CHECK cannot tell whether it still holds", rec->bdf,
+				  pf_name, rec->vf_index, unreported);
 	return 0;
 }
 
@@ -217,8 +264,17 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	cni_result_init(prev);
 	if (sriov_conf_parse(req, &conf, err))
 		goto out;
-	if (state_dir_open(conf.state_dir, &dirfd) < 0) {
-		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it", conf.state_dir);
+	/* CHECK changes nothing: a stateDir that is not there holds no attachment. */
+	ret = state_dir_open_existing(conf.state_dir, &dirfd);
+	if (ret == -ENOENT) {
+		cni_errorf(err, CNI_ERR_UNKNOWN_CONTAINER, "no attachment %s:%s: stateDir %s does "
+			   "not exist (%s)", req->env.container_id, req->env.ifname, conf.state_dir,
+			   strerror(-ret));
+		goto out;
+	}
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it: %s", conf.state_dir,
+			   strerror(-ret));
 		goto out;
 	}
 	sriov_record_name(req->env.container_id, req->env.ifname, name, sizeof(name));
@@ -251,6 +307,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 		goto out;
 	ret = 0;
 out:
+	if (sriov_stranded(err))
+		ret = -1;
 	if (dirfd >= 0)
 		close(dirfd);
 	free(prev);

@@ -250,7 +250,7 @@ forget:
 		 steps, trace);
 	ret = 0;
 out:
-	if (ret < 0)
+	if (ret < 0 && !sriov_stranded(err))
 		cni_error_details(err, "the record stays for the runtime's next DEL to try again; "
 				  "if the host keeps refusing, %s", BY_HAND);
 	link_sock_close(pod_ls);

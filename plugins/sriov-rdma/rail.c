@@ -96,19 +96,6 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 	return 0;
 }
 
-int sriov_leave_pod(int saved, int ret, struct cni_error *err)
-{
-	int back = netns_leave(saved);
-
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network "
-					 "namespace: %s", strerror(-back));
-	}
-	return ret;
-}
-
 bool sriov_rail_hold_down(const struct sriov_conf *conf)
 {
 	return conf->multi_rail || conf->n_sysctls > 0;
@@ -428,32 +415,47 @@ static bool same_value(const char *want, const char *got)
 	return !strcmp(want, got);
 }
 
-/* Every recorded sysctl in one visit to the pod: a setns each would cost more than the reads. */
-static int check_sysctls(const struct sriov_rail_made *made, const char *proc_root, int pod_fd,
-			 const char *netns, struct cni_error *err)
-{
-	char got[SYSCTL_VALUE_MAX + 1];
-	int saved, back, ret = 0, i;
+struct check_sysctls_args {
+	const struct sriov_rail_made *made;
+	const char *proc_root;
+	struct cni_error *err;
+};
 
-	if (!made->n_sysctls)
-		return 0;
-	back = netns_enter(pod_fd, &saved);
-	if (back < 0)
-		return cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s", netns,
-				  strerror(-back));
+static int check_sysctls_cb(void *arg)
+{
+	struct check_sysctls_args *a = arg;
+	const struct sriov_rail_made *made = a->made;
+	char got[SYSCTL_VALUE_MAX + 1];
+	int ret = 0, i;
+
 	for (i = 0; i < made->n_sysctls && ret == 0; i++) {
-		ret = sysctl_read_in(-1, proc_root, made->sysctl_name[i], got, sizeof(got));
+		ret = sysctl_read_in(-1, a->proc_root, made->sysctl_name[i], got, sizeof(got));
 		if (ret < 0)
-			cni_errorf(err, CNI_ERR_PLUGIN, "multiRail: cannot read %s in the pod: %s",
+			cni_errorf(a->err, CNI_ERR_PLUGIN, "multiRail: cannot read %s in the pod: %s",
 				   made->sysctl_name[i], strerror(-ret));
 		else if (!same_value(made->sysctl_value[i], got))
-			ret = cni_errorf(err, CNI_ERR_DRIFT, "multiRail: %s is %s in the pod, ADD "
+			ret = cni_errorf(a->err, CNI_ERR_DRIFT, "multiRail: %s is %s in the pod, ADD "
 					 "set %s; a process changed it: set it back (sysctl -w "
 					 "%s=%s in the pod) or delete and re-create the pod",
 					 made->sysctl_name[i], got, made->sysctl_value[i],
 					 made->sysctl_name[i], made->sysctl_value[i]);
 	}
-	ret = sriov_leave_pod(saved, ret, err);
+	return ret;
+}
+
+/* Every recorded sysctl in one visit to the pod: a setns each would cost more than the reads. */
+static int check_sysctls(const struct sriov_rail_made *made, const char *proc_root, int pod_fd,
+			 const char *netns, struct cni_error *err)
+{
+	struct check_sysctls_args a = { .made = made, .proc_root = proc_root, .err = err };
+	int ret;
+
+	if (!made->n_sysctls)
+		return 0;
+	ret = netns_do(pod_fd, check_sysctls_cb, &a);
+	if (ret < 0 && !err->code)
+		cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: cannot enter it: %s", netns,
+			   strerror(-ret));
 	return ret < 0 ? -1 : 0;
 }
 

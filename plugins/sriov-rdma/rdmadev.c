@@ -21,15 +21,21 @@
 #define NETNS_MODE_FIX "load ib_core with netns_mode=0 (options ib_core netns_mode=0 in " \
 	"/etc/modprobe.d, or \"rdma system set netns exclusive\" at boot, before any pod starts)"
 
-/* Back to the host namespace: failing that fails the step, whatever it did inside. */
-static int leave(int saved, int ret)
-{
-	int back = netns_leave(saved);
+struct in_netns_args {
+	int (*fn)(struct rdma_sock *s, void *arg);
+	void *arg;
+};
 
-	if (back < 0) {
-		log_error("cannot return to the host network namespace: %s", strerror(-back));
-		if (ret == 0)
-			ret = back;
+static int in_netns_cb(void *arg)
+{
+	struct in_netns_args *a = arg;
+	struct rdma_sock *s;
+	int ret;
+
+	ret = rdma_sock_open(&s);
+	if (ret == 0) {
+		ret = a->fn(s, a->arg);
+		rdma_sock_close(s);
 	}
 	return ret;
 }
@@ -37,18 +43,9 @@ static int leave(int saved, int ret)
 /* Run fn with an RDMA socket opened inside the namespace fd, from inside it. */
 static int in_netns(int fd, int (*fn)(struct rdma_sock *s, void *arg), void *arg)
 {
-	struct rdma_sock *s;
-	int saved, ret;
+	struct in_netns_args a = { .fn = fn, .arg = arg };
 
-	ret = netns_enter(fd, &saved);
-	if (ret < 0)
-		return ret;
-	ret = rdma_sock_open(&s);
-	if (ret == 0) {
-		ret = fn(s, arg);
-		rdma_sock_close(s);
-	}
-	return leave(saved, ret);
+	return netns_do(fd, in_netns_cb, &a);
 }
 
 /* ---- ADD: decide, before anything changes ---- */
@@ -332,20 +329,30 @@ int sriov_rdma_check(const struct sriov_record *rec, int pod_fd, const char *net
 
 /* ---- what the workload sees ---- */
 
+struct pod_view_args {
+	const struct sriov_record *rec;
+	const char *address;
+	int *gid_index;
+};
+
+static int pod_view_cb(void *arg)
+{
+	struct pod_view_args *a = arg;
+	int ret = rdma_verbs_dev_present(a->rec->rdma_pod_name);
+
+	if (ret == 0 && a->address)
+		ret = rdma_gid_index_for(a->rec->rdma_pod_name, 1, a->address, true,
+					 SRIOV_GID_WAIT_MS, a->gid_index);
+	return ret;
+}
+
 int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *address,
 			int *gid_index)
 {
-	int saved, ret;
+	struct pod_view_args a = { .rec = rec, .address = address, .gid_index = gid_index };
 
 	*gid_index = -1;
-	ret = netns_enter(pod_fd, &saved);
-	if (ret < 0)
-		return ret;
-	ret = rdma_verbs_dev_present(rec->rdma_pod_name);
-	if (ret == 0 && address)
-		ret = rdma_gid_index_for(rec->rdma_pod_name, 1, address, true, SRIOV_GID_WAIT_MS,
-					 gid_index);
-	return leave(saved, ret);
+	return netns_do(pod_fd, pod_view_cb, &a);
 }
 
 /* ---- STATUS ---- */

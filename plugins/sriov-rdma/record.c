@@ -465,9 +465,9 @@ int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni
 /*
  * Split into an opened parent directory and the base name. The path was
  * resolved by the policy: no symlink above the allowed directory, and
- * none is followed below it.
+ * none is followed below it. Only a write creates the directories.
  */
-static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
+static int devinfo_open_parent(const char *path, bool create, int *dirfd, const char **base)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -478,6 +478,8 @@ static int devinfo_open_parent(const char *path, int *dirfd, const char **base)
 	memcpy(dir, path, len);
 	dir[len] = '\0';
 	*base = slash + 1;
+	if (!create)
+		return state_dir_open_existing(len ? dir : "/", dirfd);
 	return state_dir_open(len ? dir : "/", dirfd);
 }
 
@@ -524,7 +526,7 @@ int sriov_devinfo_write(const char *path, const char *text)
 	size_t len = strlen(text);
 	int dirfd, fd, ret;
 
-	ret = devinfo_open_parent(path, &dirfd, &base);
+	ret = devinfo_open_parent(path, true, &dirfd, &base);
 	if (ret < 0)
 		return ret;
 	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp)) {
@@ -569,7 +571,7 @@ int sriov_devinfo_remove(const char *path, const char *text, const char *bdf)
 
 	if (sriov_devinfo_validate(path, resolved, &err) < 0)
 		return -EPERM;
-	ret = devinfo_open_parent(resolved, &dirfd, &base);
+	ret = devinfo_open_parent(resolved, false, &dirfd, &base);
 	if (ret < 0)
 		return ret == -ENOENT ? 0 : ret;
 	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);

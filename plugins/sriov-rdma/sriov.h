@@ -181,11 +181,6 @@ int sriov_rail_parse(const struct cni_request *req, struct sriov_conf *conf,
 /* Does the netdev have to arrive down, so sysctls are set before it comes up? */
 bool sriov_rail_hold_down(const struct sriov_conf *conf);
 /*
- * Back to the host namespace after work in the pod's (netns_enter): failing
- * that fails the step whatever it did inside; ret, or the error it sets.
- */
-int sriov_leave_pod(int saved, int ret, struct cni_error *err);
-/*
  * Called from inside the pod's namespace (the caller enters it once for
  * all the pod's sysctls), on ifname (ifindex there, pod_ls the pod's
  * socket), before link-up: the multi-rail ARP and reverse-path settings,
@@ -263,6 +258,12 @@ int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const cha
  * or a PF that has no netdev now, gives the recorded name.
  */
 int sriov_pf_name(const struct sriov_record *rec, const char *sysfs_root, char name[IFNAMSIZ]);
+/*
+ * A failed return from the pod's namespace (netns_do) left this process
+ * there: -1 with the error that ends the command, which must then do
+ * nothing more; 0 when all is well.
+ */
+int sriov_stranded(struct cni_error *err);
 /* The alternative names of a VF netdev that ADD drops (the first this many). */
 #define SRIOV_MAX_ALTNAMES	16
 /*

@@ -18,6 +18,21 @@
 #include "netns.h"
 #include "sriov.h"
 
+int sriov_stranded(struct cni_error *err)
+{
+	int ret = netns_stranded();
+
+	if (!ret)
+		return 0;
+	/* The cause of whatever the step then reported. */
+	memset(err, 0, sizeof(*err));
+	cni_errorf(err, CNI_ERR_PLUGIN, "cannot return to the host network namespace: %s; "
+		   "stopped there, with nothing undone", strerror(-ret));
+	cni_error_details(err, "the attachment's record says what it holds: DEL (a new "
+			  "process, on the host) puts the VF back");
+	return -1;
+}
+
 /* Kernel 6.x keeps altnames across renames: a stale one makes the next rename fail (sriov-cni #445). */
 static void drop_these_altnames(struct link_sock *ls, int ifindex, char names[][128], int n)
 {

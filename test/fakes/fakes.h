@@ -7,8 +7,9 @@
  * Linked into a plugin, each registers itself before main() when its
  * variable names a directory: SRIOV_RDMA_PF_FAKE_DIR for the PF (VF
  * properties, see pf_fake.c), SRIOV_RDMA_RDMA_FAKE_DIR for RDMA netlink
- * (see rdma_fake.c). Unset, the plugin talks to the kernel as the default
- * build does.
+ * (see rdma_fake.c), SRIOV_RDMA_NETNS_FAKE_DIR for the namespace switch
+ * (a fault point on the way back, see netns_fake.c). Unset, the plugin
+ * talks to the kernel as the default build does.
  *
  * Several processes may use one fake directory at once, and be killed at
  * any instant: each fake changes its state under a flock of a lock file of
@@ -20,10 +21,13 @@
 
 #define PF_FAKE_ENV	"SRIOV_RDMA_PF_FAKE_DIR"
 #define RDMA_FAKE_ENV	"SRIOV_RDMA_RDMA_FAKE_DIR"
+#define NETNS_FAKE_ENV	"SRIOV_RDMA_NETNS_FAKE_DIR"
 
 /* Route the PF requests of the PFs opened from now on to the fake in dir (NULL: the kernel). */
 void pf_fake_use(const char *dir);
 /* Route the RDMA sockets opened from now on to the fake in dir (NULL: the kernel). */
 void rdma_fake_use(const char *dir);
+/* Make the returns of netns_do follow the fault point in dir (NULL: setns(2) alone). */
+void netns_fake_use(const char *dir);
 
 #endif

@@ -32,6 +32,9 @@
  *                     each SET then also appends "<pid> <line>" to
  *                     <dir>/<pf>.timeline, so a test sees whose requests
  *                     interleave.
+ *   <dir>/<pf>.unreported  optional, words among "spoofchk" and "trust":
+ *                     a GETLINK reports them as ~0, as the kernel does
+ *                     when the driver's ndo_get_vf_config leaves them out.
  *   <dir>/<pf>.vfinfo_max  optional, a number N: a GETLINK lists only the
  *                     first N VFs in IFLA_VFINFO_LIST (IFLA_NUM_VF still
  *                     counts them all), as a kernel whose nest overflowed.
@@ -413,8 +416,8 @@ static bool fake_pf_present(struct fake_pf *pf)
 	       faccessat(pf->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* The kernel's layout of one VF in RTM_NEWLINK (rtnl_fill_vfinfo). */
-static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
+/* The kernel's layout of one VF in RTM_NEWLINK (rtnl_fill_vfinfo); unreported: <pf>.unreported. */
+static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v, const char *unreported)
 {
 	const struct pf_vf_config *c = &v->cfg;
 	uint32_t idx = (uint32_t)v->vf;
@@ -428,6 +431,10 @@ static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v)
 	struct ifla_vf_trust t = { idx, c->trust };
 	struct nlattr *info, *list;
 
+	if (unreported && strstr(unreported, "spoofchk"))
+		s.setting = (uint32_t)-1;
+	if (unreported && strstr(unreported, "trust"))
+		t.setting = (uint32_t)-1;
 	memcpy(m.mac, c->mac, 6);
 	memset(&vi, 0, sizeof(vi));	/* its trailing padding is copied too */
 	vi.vf = idx;
@@ -469,8 +476,11 @@ static int fake_getlink(struct fake_pf *pf, const struct nlmsghdr *req, char *bu
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 	struct nlattr *list;
+	char *unreported = NULL;
 	int i, ret;
 
+	if (fake_read(pf, "unreported", &unreported) < 0)
+		unreported = NULL;
 	ret = fake_load(pf, &st);
 	if (ret < 0)
 		return ret;
@@ -490,10 +500,11 @@ static int fake_getlink(struct fake_pf *pf, const struct nlmsghdr *req, char *bu
 		mnl_attr_put_u32(nlh, IFLA_NUM_VF, (uint32_t)st.n);
 		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
 		for (i = 0; i < st.n && i < fake_vfinfo_max(pf); i++)
-			fake_put_vf(nlh, &st.vfs[i]);
+			fake_put_vf(nlh, &st.vfs[i], unreported);
 		mnl_attr_nest_end(nlh, list);
 	}
 out:
+	free(unreported);
 	free(st.vfs);
 	return ret;
 }

@@ -1,3 +1,4 @@
+#!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Every example under conf/ is a config the plugins accept, so users can
 # copy them: each NetworkAttachmentDefinition (its spec.config) and each
@@ -130,7 +131,9 @@ check_sriov() { # label conf
 
 # A config with ipam.ippool gets its blocks from the test API server: each
 # pool it names is served with a block for node "conf-node", and the
-# kubeconfig points at the server. Prints the rewritten config.
+# kubeconfig points at the server, with the longest apiTimeout, a hang
+# guard for a plugin under valgrind on a busy machine (the examples' own
+# timeout is for a cluster). Prints the rewritten config.
 cluster_pools() { # conf
 	local kind ns name dir
 	while IFS=$'\t' read -r kind ns name; do
@@ -149,7 +152,8 @@ cluster_pools() { # conf
 	done < <(printf '%s' "$1" | jq -r '.ipam.ippool | if type == "array" then .[] else . end
 		| [.kind // "IPPool", .namespace // "kube-system", .name] | @tsv')
 	printf '%s' "$1" | jq -c --arg kc "$KUBEAPI_DIR/kubeconfig" '.ipam.ippool |=
-		if type == "array" then map(.kubeconfig = $kc) else .kubeconfig = $kc end'
+		if type == "array" then map(.kubeconfig = $kc | .apiTimeout = 30)
+		else .kubeconfig = $kc | .apiTimeout = 30 end'
 }
 
 check_pool() { # label conf

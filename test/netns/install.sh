@@ -24,7 +24,7 @@ leftovers() { find "$1" -name '.*' -type f | wc -l; }
 # What of the recording fakes a binary holds, one per line: their variables, their symbols.
 fakes_in() {
 	{
-		strings -a "$1" | grep -oE 'SRIOV_RDMA_(PF|RDMA)_FAKE_DIR'
+		strings -a "$1" | grep -oE 'SRIOV_RDMA_(PF|RDMA|NETNS)_FAKE_DIR'
 		nm "$1" 2>/dev/null | awk '{ print $NF }' | grep -iE 'fake'
 	} | sort -u | tr '\n' ' '
 }
@@ -58,7 +58,8 @@ if [ "$(meson introspect --buildoptions "$BUILD_DIR" |
 	jq -r '.[] | select(.name == "test_fakes") | .value')" = true ]; then
 	t_begin "the same check finds the fakes of this test build"
 	got=$(fakes_in "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma")
-	for want in SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR pf_fake_use rdma_fake_use; do
+	for want in SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR SRIOV_RDMA_NETNS_FAKE_DIR \
+		pf_fake_use rdma_fake_use netns_fake_use; do
 		t_contains "$got" "$want" "$want found"
 	done
 
@@ -194,7 +195,8 @@ log=$T_TMP/install-cni.log
 env SRC_DIR="$image" CNI_BIN_DIR="$host" sh "$INSTALL_CNI" > "$log" 2>&1 &
 pid=$!
 t_defer kill "$pid"
-for _ in $(seq 100); do
+# Up to a minute, a hang guard for a busy machine.
+for _ in $(seq 600); do
 	grep -q sleeping "$log" && break
 	sleep 0.1
 done
@@ -229,7 +231,7 @@ t_eq "$?" 0 "exit status ($(cat "$T_TMP/package.err"))"
 case $tarball in "$pkg"/sriov-rdma-cni-*-"$(uname -m)".tar.gz) ;; *) t_fail "tarball path '$tarball'" ;; esac
 top=$(basename "$tarball" .tar.gz)
 list=$(tar -tzf "$tarball")
-for f in bin/pool-ipam bin/sriov-rdma scripts/install scripts/rdma-doctor \
+for f in bin/pool-ipam bin/sriov-rdma scripts/install scripts/usage.sh scripts/rdma-doctor \
 	conf/deploy/daemonset.yaml conf/deploy/install-cni.sh; do
 	t_contains "$list" "$top/$f" "$f in the tarball"
 done

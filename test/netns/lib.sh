@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Shared helpers for the netns integration tests. Source it from a test script:
 #
 #   . "$(dirname "$0")/lib.sh"
@@ -152,6 +153,7 @@ t_cni_path() {
 
 # Run a plugin directly as a runtime does: t_exec PLUGIN COMMAND CONFIG_JSON [VAR=VALUE...]
 # Leaves stdout in $T_OUT, stderr in $T_ERR, exit code in $T_RC.
+# shellcheck disable=SC2034  # T_OUT, T_ERR and T_RC are for the test that sourced this
 t_exec() {
 	local plugin=$1 cmd=$2 conf=$3
 	shift 3
@@ -177,6 +179,7 @@ t_cnitool_bin() {
 
 # t_cnitool add|check|del CONFLIST_FILE NETNS_PATH [VAR=VALUE...]
 # (CNI_IFNAME, CNI_CONTAINERID, CNI_ARGS, CAP_ARGS as variables). Output in T_OUT/T_ERR/T_RC.
+# shellcheck disable=SC2034  # T_OUT, T_ERR and T_RC are for the test that sourced this
 t_cnitool() {
 	local cmd=$1 conf=$2 netns=$3 bin
 	shift 3
@@ -187,6 +190,9 @@ t_cnitool() {
 	T_ERR=$(cat "$T_TMP/stderr")
 	return 0
 }
+
+# t_count DIR GLOB: how many entries of DIR (not below) match GLOB; 0 when DIR is missing.
+t_count() { find "$1" -mindepth 1 -maxdepth 1 -name "$2" 2>/dev/null | wc -l; }
 
 # jq over $T_OUT: t_jq '.ips[0].address'
 t_jq() { printf '%s' "$T_OUT" | jq -r "$1"; }
@@ -229,7 +235,8 @@ t_kubeapi_start() {
 		2>>"$dir/server.log" &
 	KUBEAPI_PID=$!
 	t_defer "kill $KUBEAPI_PID; wait $KUBEAPI_PID"
-	for ((i = 0; i < 200; i++)); do
+	# Up to a minute, a hang guard: on a busy machine making the keys alone takes seconds.
+	for ((i = 0; i < 1200; i++)); do
 		[ -s "$dir/addr" ] && break
 		kill -0 "$KUBEAPI_PID" 2>/dev/null || break
 		sleep 0.05

@@ -85,7 +85,8 @@ while read -r at; do
 	esac
 	pool DEL "k$k"
 	[ "$T_RC" = 0 ] || t_fail "DEL after ADD killed at call $k: exit $T_RC ($T_OUT $T_ERR)"
-	[ -z "$(ls "$STORE" | grep -v -e '^lock$' -e '^tmp$' -e '^last\.' -e '^a-' -e '^c-')" ] ||
+	[ -z "$(find "$STORE" -mindepth 1 -maxdepth 1 ! -name lock ! -name tmp ! -name 'last.*' \
+		! -name 'a-*' ! -name 'c-*' -printf '%f\n')" ] ||
 		t_fail "unknown entries after a kill at $k: $(ls "$STORE")"
 	only_keeper "ADD killed at $k" >/dev/null
 done < "$T_TMP/add.instants"

@@ -21,7 +21,7 @@ conflist() {
 lib() { # add|check|del FILE CID
 	t_cnitool "$1" "$2" "$NS" CNI_IFNAME=net1 CNI_CONTAINERID="$3"
 }
-held() { ls "$DATA/$1" | grep -c '^a-'; }
+held() { t_count "$DATA/$1" 'a-*'; }
 
 GOOD='"subnet":"10.80.0.0/29"'
 for broken in \

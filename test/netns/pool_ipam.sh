@@ -100,7 +100,7 @@ run ADD "$(conf nip 1.0.0 "$V4")" c-ip CNI_ARGS="$MULTUS_ARGS;IP=10.10.0.51"
 t_eq "$(t_jq .code)" 100 "code ($T_OUT)"
 t_contains "$(t_jq .msg)" "already holds 10.10.0.50" "names the held address"
 t_contains "$(t_jq .msg)" "10.10.0.51" "names the requested one"
-t_eq "$(ls "$DATA/nip" | grep -c a-10.10.0.51)" 0 "nothing reserved"
+t_eq "$(t_count "$DATA/nip" 'a-10.10.0.51')" 0 "nothing reserved"
 run ADD "$(conf nip 1.0.0 "$V4")" c-ip CNI_ARGS="$MULTUS_ARGS;IP=10.10.0.50"
 t_eq "$(t_jq '.ips[0].address')" "10.10.0.50/24" "the same request again gets it"
 
@@ -178,7 +178,7 @@ run ADD "$(conf ntypo 1.1.0 '"subnet":"10.50.0.0/24","rangeStrat":"10.50.0.10"')
 t_eq "$(t_jq .code)" 7 "code"
 t_contains "$(t_jq .msg)" "ipam.rangeStrat" "message names the field"
 t_contains "$(t_jq .msg)" "rangeStart" "message suggests the fix"
-t_eq "$(ls "$DATA" | grep -c ntypo)" 0 "nothing created"
+t_eq "$(t_count "$DATA" '*ntypo*')" 0 "nothing created"
 
 t_begin "a gateway outside its subnet is code 7"
 run ADD "$(conf ngw 1.1.0 '"ranges":[[{"subnet":"10.51.0.0/24","gateway":"10.52.0.1"}]]')" t1
@@ -195,7 +195,7 @@ t_contains "$(t_jq .details)" "DEL the attachment" "details give the fix"
 run DEL "$(conf ncor 1.1.0 "$V4")" k1
 t_eq "$T_RC" 0 "DEL finishes ($T_OUT)"
 t_contains "$T_ERR" "remove $DATA/ncor/a-10.10.0.2 by hand" "DEL says how to free it by hand"
-t_eq "$(ls "$DATA/ncor" | grep -c a-10.10.0.2)" 1 "the address stays held"
+t_eq "$(t_count "$DATA/ncor" 'a-10.10.0.2')" 1 "the address stays held"
 run ADD "$(conf ncor 1.1.0 "$V4")" k2
 t_eq "$(t_jq '.ips[0].address')" "10.10.0.3/24" "the next pod gets another address"
 

@@ -61,7 +61,7 @@ attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/taken.jso
 t_eq "$(t_jq .code)" 5 "ADD fails ($T_OUT)"
 t_contains "$(t_jq .msg)" "a file this plugin did not write is already there" "says why"
 t_eq "$(cat "$T_TMP/devinfo/taken.json")" "$unrelated" "the file is unchanged"
-t_eq "$(ls -A "$T_TMP/devinfo" | grep -c '^\.tmp')" 0 "no temporary left"
+t_eq "$(t_count "$T_TMP/devinfo" '.tmp*')" 0 "no temporary left"
 t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "ADD rolled back: the VF is on the host"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
@@ -85,11 +85,10 @@ t_begin "logFile outside the log directories, and a FIFO inside them"
 attempt x "\"logFile\": \"$OUTSIDE/passwd\""
 t_eq "$(t_jq .code)" 7 "code ($T_OUT)"
 t_contains "$(t_jq .msg)" "logFile" "names the field"
+# Nobody writes to the FIFO: a plugin that opened it would never answer.
 mkfifo "$T_TMP/fifo"
-start=$SECONDS
 attempt x "\"logFile\": \"$T_TMP/fifo\""
-t_eq "$(t_jq .code)" 7 "a FIFO is refused ($T_OUT)"
-t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+t_eq "$(t_jq .code)" 7 "a FIFO is refused, without blocking ($T_OUT)"
 attempt x "" "{\"type\": \"pool-ipam\", \"subnet\": \"10.67.0.0/24\", \"dataDir\": \"$T_TMP/pool\", \"logFile\": \"$OUTSIDE/passwd\"}"
 t_eq "$T_RC" 1 "ipam.logFile outside too ($T_OUT)"
 t_contains "$T_OUT" "ipam.logFile" "names the field"
@@ -109,11 +108,9 @@ outside_unchanged "stateDir/dataDir"
 t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF stays on the host"
 
 t_begin "resolvConf naming a FIFO or a huge file: refused, no hang"
-start=$SECONDS
 t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/fifo\"}}" \
 	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
-t_eq "$(t_jq .code)" 7 "FIFO: code ($T_OUT)"
-t_eq "$((SECONDS - start < 20))" 1 "without blocking"
+t_eq "$(t_jq .code)" 7 "FIFO: code, without blocking ($T_OUT)"
 head -c 70000 /dev/zero | tr '\0' '#' > "$T_TMP/big.conf"
 t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"rc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.68.0.0/24\",\"dataDir\":\"$T_TMP/pool\",\"resolvConf\":\"$T_TMP/big.conf\"}}" \
 	CNI_CONTAINERID=rc1 CNI_IFNAME=net1 CNI_NETNS="$pod"
@@ -137,11 +134,11 @@ t_contains "$(t_jq .msg)" "allowedResolvConfDirs" "says how a node admin allows 
 t_exec pool-ipam ADD "$(rc_conf "$T_TMP/leads-out.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$(t_jq .code)" 7 "a link leading out: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$OUTSIDE/resolv.conf" "names where the link leads"
-t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 0 "no address was reserved"
+t_eq "$(t_count "$T_TMP/pool/rc" 'a-*')" 0 "no address was reserved"
 t_exec pool-ipam ADD "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "an allowed resolv.conf: ADD succeeds ($T_OUT)"
 t_eq "$(t_jq '.dns.nameservers[0]')" "10.8.8.8" "its nameserver is in the result"
-t_eq "$(ls "$T_TMP/pool/rc" 2>/dev/null | grep -c '^a-')" 1 "its address is reserved"
+t_eq "$(t_count "$T_TMP/pool/rc" 'a-*')" 1 "its address is reserved"
 t_exec pool-ipam DEL "$(rc_conf "$T_TMP/resolv.conf")" CNI_CONTAINERID=rc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
 outside_unchanged "resolvConf"
@@ -165,7 +162,7 @@ if [ -L /var/run ]; then
 	t_exec pool-ipam ADD "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
 		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
 	t_eq "$T_RC" 0 "ADD ($T_OUT)"
-	t_eq "$(ls /run/cni/pool-ipam/test-$$/vr | grep -c '^a-')" 1 "the store is under /run"
+	t_eq "$(t_count "/run/cni/pool-ipam/test-$$/vr" 'a-*')" 1 "the store is under /run"
 	t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"vr\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$d\"}}" \
 		CNI_CONTAINERID=vr1 CNI_IFNAME=net1 CNI_NETNS="$pod"
 	t_eq "$T_RC" 0 "DEL ($T_OUT)"
@@ -187,7 +184,7 @@ al_conf() { # dataDir
 t_exec pool-ipam ADD "$(al_conf "$T_TMP/aliasrun/x")" CNI_CONTAINERID=al1 CNI_IFNAME=net1 CNI_NETNS="$pod" \
 	SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node-alias.json"
 t_eq "$T_RC" 0 "ADD with dataDir through the alias ($T_OUT)"
-t_eq "$(ls "$T_TMP/realrun/x/al" 2>/dev/null | grep -c '^a-')" 1 "the store is in the allowed directory"
+t_eq "$(t_count "$T_TMP/realrun/x/al" 'a-*')" 1 "the store is in the allowed directory"
 t_exec pool-ipam DEL "$(al_conf "$T_TMP/aliasrun/x")" CNI_CONTAINERID=al1 CNI_IFNAME=net1 CNI_NETNS="$pod" \
 	SRIOV_RDMA_CNI_NODE_CONFIG="$T_TMP/node-alias.json"
 t_eq "$T_RC" 0 "DEL ($T_OUT)"
@@ -219,7 +216,7 @@ t_eq "$(t_jq .code)" 7 "DEL with the node config broken fails, naming it, rather
 t_exec pool-ipam DEL "{\"cniVersion\":\"1.0.0\",\"name\":\"nc\",\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.69.0.0/24\",\"dataDir\":\"$T_TMP/pool\"}}" \
 	CNI_CONTAINERID=nc2 CNI_IFNAME=net1 CNI_NETNS="$pod"
 t_eq "$T_RC" 0 "once it is fixed, the retried DEL releases ($T_OUT)"
-t_eq "$(ls "$T_TMP/pool/nc" | grep -c '^a-')" 0 "released"
+t_eq "$(t_count "$T_TMP/pool/nc" 'a-*')" 0 "released"
 outside_unchanged "node config"
 
 t_done

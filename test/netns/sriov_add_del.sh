@@ -153,6 +153,22 @@ t_eq "$T_RC" 0 "CHECK ($T_ERR $T_OUT)"
 sed -i '/^vf=1 /s/trust=on/trust=off/' "$SR_FAKE/$SR_PFNET.vfs"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
 t_contains "$T_OUT" "trust" "CHECK names the trust drift"
+sed -i '/^vf=1 /s/trust=off/trust=on/' "$SR_FAKE/$SR_PFNET.vfs"
+# A driver (or one reloaded since ADD) that reports no trust: unknown, not "changed".
+echo trust > "$SR_FAKE/$SR_PFNET.unreported"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$(t_jq .code)" 107 "CHECK with trust unreported fails ($T_ERR $T_OUT)"
+t_contains "$(t_jq .msg)" "no longer reports VF 1's trust" "CHECK names the field the PF stopped reporting"
+t_not_contains "$(t_jq .msg)" "no longer holds" "an unreported field is not called changed"
+# What the PF reports is still compared, and named apart from what it does not.
+sed -i '/^vf=1 /s/vlan=100/vlan=7/' "$SR_FAKE/$SR_PFNET.vfs"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_contains "$(t_jq .msg)" "VF 1 vlan on PF $SR_PFNET no longer holds what ADD set; the PF no longer reports trust" \
+	"CHECK names the vlan drift and the unreported trust"
+sed -i '/^vf=1 /s/vlan=7/vlan=100/' "$SR_FAKE/$SR_PFNET.vfs"
+rm "$SR_FAKE/$SR_PFNET.unreported"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
+t_eq "$T_RC" 0 "CHECK once the PF reports all again ($T_ERR $T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c3
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" \
@@ -178,6 +194,26 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c4 CNI_ARGS="$args"
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(ls "$T_TMP/devinfo")" "" "device-info file removed on DEL"
 
+t_begin "CHECK and DEL create no directory: stateDir missing for CHECK, device-info directory gone for DEL"
+sr_setup 1
+pod=$(t_netns)
+di=$T_TMP/devinfo-gone/sub/c7.json
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"capabilities\": {\"CNIDeviceInfoFile\": true}"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c7 CAP_ARGS="{\"CNIDeviceInfoFile\": \"$di\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_eq "$(jq -r .pci[\"pci-address\"] "$di")" "$(sr_vf 0)" "ADD wrote the device-info file"
+gone=$T_TMP/no-state/sub
+t_exec sriov-rdma CHECK "$(sr_plugin_conf "$CONF" | jq -c --arg s "$gone" '.stateDir = $s')" \
+	CNI_CONTAINERID=c7 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$(t_jq .code)" 3 "CHECK against a missing stateDir: no such attachment ($T_OUT)"
+t_contains "$(t_jq .msg)" "stateDir $gone does not exist (No such file or directory)" "CHECK says why, with the errno"
+[ ! -e "$T_TMP/no-state" ] || t_fail "CHECK created the stateDir"
+rm -r "$T_TMP/devinfo-gone/sub"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c7 CAP_ARGS="{\"CNIDeviceInfoFile\": \"$di\"}"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+[ ! -e "$T_TMP/devinfo-gone/sub" ] || t_fail "DEL created the device-info directory again"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "VF back on the host"
+
 t_begin "chained with the tuning plugin, host-local IPAM, cniVersion 0.4.0"
 sr_setup 1
 pod=$(t_netns)
@@ -192,7 +228,7 @@ t_eq "$T_RC" 0 "CHECK of the chain ($T_ERR $T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "VF back on the host"
-t_eq "$(ls "$T_TMP/hl/sriov-test" | grep -c '^10\.')" 0 "host-local released the address"
+t_eq "$(t_count "$T_TMP/hl/sriov-test" '10.*')" 0 "host-local released the address"
 
 t_begin "invalid configs: code 7 naming the field, nothing changed"
 sr_setup 1

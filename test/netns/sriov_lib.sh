@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Shared setup of the sriov-rdma integration tests (sourced, not a test).
 #
 # A ConnectX-7 PF with VFs modelled by test/fixtures/mksysfs, whose VF
@@ -22,8 +23,7 @@ sr_net() { echo "sr$$v$1"; }
 # A veth pair; a namespace deleted by an earlier test tears its veth down
 # asynchronously, so a leftover peer may still hold the name for a moment.
 sr_make_veth() { # NAME PEER
-	local try
-	for try in $(seq 50); do
+	for _ in $(seq 300); do
 		ip link del "$2" >/dev/null 2>&1
 		ip link add "$1" type veth peer name "$2" 2>/dev/null && break
 		sleep 0.1

@@ -151,7 +151,7 @@ timeline=$(cat "$SR_FAKE/$SR_PFNET.timeline")
 t_eq "$(wc -l <<<"$timeline")" 10 "both DELs put five fields back"
 # DEL restores in two batches (the MAC last), each under the lock: a pid changes at most 3 times.
 t_eq "$(($(cut -d' ' -f1 <<<"$timeline" | uniq | wc -l) <= 4))" 1 "DEL batches whole ($timeline)"
-t_eq "$(ls "$SR_STATE/pci" | grep -c "pf\.lock")" 1 "one lock file for the PF"
+t_eq "$(t_count "$SR_STATE/pci" '*pf.lock*')" 1 "one lock file for the PF"
 
 t_begin "ADD and DEL log their steps' durations and the caller's trace id"
 sr_setup 1

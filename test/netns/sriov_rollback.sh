@@ -50,7 +50,11 @@ setup() {
 	pod=$(t_netns)
 	: > "$FAKE_IPAM_LOG"
 }
-add() { t_exec sriov-rdma ADD "$1" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1; }
+add() { # CONF [VAR=VALUE...]
+	local c=$1
+	shift
+	t_exec sriov-rdma ADD "$c" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1 "$@"
+}
 
 t_begin "the PF refuses a VF property: the ones already set are reverted"
 setup
@@ -155,5 +159,40 @@ t_eq "$(t_jq .code)" 100 "error code"
 t_contains "$(t_jq .msg)" "cannot move" "message"
 t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
 assert_untouched "$orig"
+
+t_begin "ADD cannot return from the pod's namespace: it stops there, undoes nothing, and DEL puts the VF back"
+# Each of ADD's returns refused in turn (test/fakes/netns_fake.c), until an
+# ADD makes fewer: in the pod's namespace every "host" request would act on
+# the pod, so ADD must answer an error and do nothing more, not even undo.
+NS_FAKE=$T_TMP/netns-fake
+mkdir -p "$NS_FAKE"
+refused=0
+for n in $(seq 1 20); do
+	setup
+	echo "$n" > "$NS_FAKE/fail_return"
+	rm -f "$NS_FAKE/netns.calls"
+	add "$(conf ok)" SRIOV_RDMA_NETNS_FAKE_DIR="$NS_FAKE"
+	if ! grep -q " return $n refused" "$NS_FAKE/netns.calls" 2>/dev/null; then
+		t_eq "$T_RC" 0 "ADD with fewer than $n returns succeeds"
+		t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+		assert_untouched "$orig"
+		break
+	fi
+	refused=$((refused + 1))
+	t_eq "$(t_jq .code)" 100 "return $n refused: error code"
+	t_contains "$(t_jq .msg)" "cannot return to the host network namespace" "return $n refused: message"
+	t_eq "$(grep -c ' return ' "$NS_FAKE/netns.calls")" "$n" "return $n refused: no switch after it"
+	t_not_contains "$(sr_calls)" "vf=0 vlan=0" "return $n refused: no PF request undoes vf-config"
+	t_not_contains "$(cat "$FAKE_IPAM_LOG")" "DEL" "return $n refused: the IPAM is not undone"
+	if ip -n "$(basename "$pod")" link show net1 >/dev/null 2>&1; then
+		t_eq "$(sr_state_files | wc -w)" 1 "return $n refused: the record stays for DEL"
+	fi
+	# A DEL is a new process, on the host: it finishes from the record.
+	t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_eq "$T_RC" 0 "return $n refused: DEL after it"
+	assert_untouched "$orig"
+done
+# Opening the pod's socket, the pod's sysctls, announcing the addresses.
+t_eq "$((refused >= 3))" 1 "each of ADD's returns was refused once ($refused)"
 
 t_done

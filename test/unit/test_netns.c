@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,10 +11,13 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "log.h"
 #include "netns.h"
 #include "netns_anon.h"
+#include "nlio.h"
 
 static char tmpfile_path[64];
+static int fd_not_netns = -1;
 
 static bool in_ns(int fd)
 {
@@ -44,19 +48,172 @@ static void test_same(void)
 	close(home);
 }
 
-static void test_enter_and_leave(void)
+struct inside {
+	int want;	/* the namespace fn must run in */
+	int runs;
+	bool was_in;
+	int ret;
+};
+
+static int note_inside(void *arg)
 {
-	int home, anon, saved;
+	struct inside *in = arg;
+
+	in->runs++;
+	in->was_in = in_ns(in->want);
+	return in->ret;
+}
+
+static void test_do_runs_inside_and_returns(void)
+{
+	int home, anon;
+	struct inside in = { .ret = 0 };
 
 	CHECK_INT(netns_open_current(&home), 0);
 	CHECK_INT(anon_netns(&anon), 0);
-	CHECK_INT(netns_enter(anon, &saved), 0);
-	CHECK(in_ns(anon));
-	CHECK(netns_same(saved, home));
-	CHECK_INT(netns_leave(saved), 0);
+	in.want = anon;
+	CHECK_INT(netns_do(anon, note_inside, &in), 0);
+	CHECK_INT(in.runs, 1);
+	CHECK(in.was_in);
 	CHECK(in_ns(home));
+	/* fn's error is the caller's, and the way back is taken all the same. */
+	in.ret = -ENOSPC;
+	CHECK_INT(netns_do(anon, note_inside, &in), -ENOSPC);
+	CHECK(in_ns(home));
+	/* A file that is no namespace is not entered, and fn does not run. */
+	in.runs = 0;
+	fd_not_netns = open(tmpfile_path, O_RDONLY);
+	CHECK_INT(netns_do(fd_not_netns, note_inside, &in), -EINVAL);
+	CHECK_INT(in.runs, 0);
+	CHECK(in_ns(home));
+	CHECK_INT(netns_stranded(), 0);
+	close(fd_not_netns);
 	close(anon);
 	close(home);
+}
+
+/* The way back refused, as a kernel refuses it (EPERM) to a caller that lost the right. */
+static int set_no_return(int fd, bool back)
+{
+	if (back)
+		return -EPERM;
+	return setns(fd, CLONE_NEWNET) < 0 ? -errno : 0;
+}
+
+static const struct netns_backend no_return = { .set = set_no_return };
+
+static int count_lines(const char *path, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Run fn in a child: being stranded is for good, and the rest of the tests need home. */
+static void in_child(void (*fn)(void))
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		check_failed_now = 0;
+		fn();
+		fflush(stderr);
+		_exit(check_failed_now);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void stranded_stops_everything(void)
+{
+	char logpath[] = "/tmp/test_netns_log.XXXXXX";
+	struct inside in = { .ret = 0 };
+	struct nlio *s = NULL;
+	int home, anon, fd;
+
+	fd = mkstemp(logpath);
+	CHECK(fd >= 0);
+	close(fd);
+	log_init("test_netns");
+	CHECK_INT(log_set_file(logpath), 0);
+	CHECK_INT(netns_open_current(&home), 0);
+	CHECK_INT(anon_netns(&anon), 0);
+	netns_set_backend(&no_return);
+	in.want = anon;
+	CHECK_INT(netns_do(anon, note_inside, &in), -EPERM);
+	CHECK_INT(in.runs, 1);
+	CHECK_INT(netns_stranded(), -EPERM);
+	CHECK(in_ns(anon));
+	/* Nothing more runs: not in another namespace, and no "host" socket opens here. */
+	CHECK_INT(netns_do(home, note_inside, &in), -EPERM);
+	CHECK_INT(in.runs, 1);
+	CHECK_INT(nlio_open(NETLINK_ROUTE, &s), -EPERM);
+	CHECK(s == NULL);
+	CHECK_INT(nlio_open_in(NETLINK_ROUTE, anon, &s), -EPERM);
+	CHECK(s == NULL);
+	log_close();
+	CHECK_INT(count_lines(logpath, "cannot return to the host network namespace"), 1);
+	unlink(logpath);
+}
+
+static void test_do_failed_return_is_final(void)
+{
+	in_child(stranded_stops_everything);
+}
+
+/*
+ * The kernel's own refusal: a process whose privileges are those of a user
+ * namespace of its own may enter a namespace that user namespace owns, and
+ * not come back to one of the host's.
+ */
+static void kernel_refuses_return(void)
+{
+	struct inside in = { .ret = 0 };
+	int ready[2], pod, cur;
+	char path[64], c;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWUSER) < 0) {
+		fprintf(stderr, "  no user namespaces (%s): the kernel's refusal is not tried\n",
+			strerror(errno));
+		return;
+	}
+	CHECK_INT(pipe(ready), 0);
+	pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNET) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(ready[0], &c, 1) == 1);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	CHECK_INT(netns_open(path, &pod), 0);
+	in.want = pod;
+	CHECK(netns_do(pod, note_inside, &in) < 0);
+	CHECK_INT(in.runs, 1);
+	CHECK(in.was_in);
+	CHECK(netns_stranded() < 0);
+	CHECK_INT(netns_open_current(&cur), 0);
+	CHECK(netns_same(cur, pod));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_do_kernel_refuses_return(void)
+{
+	in_child(kernel_refuses_return);
 }
 
 static void test_open_rejects_non_netns(void)
@@ -126,7 +283,9 @@ int main(void)
 		return 1;
 	close(fd);
 	RUN(test_same);
-	RUN(test_enter_and_leave);
+	RUN(test_do_runs_inside_and_returns);
+	RUN(test_do_failed_return_is_final);
+	RUN(test_do_kernel_refuses_return);
 	RUN(test_open_rejects_non_netns);
 	RUN(test_alive);
 	ret = check_summary();

@@ -151,6 +151,29 @@ static void test_mkdir_p_modes(void)
 	CHECK_INT(mkdir_p(""), -EINVAL);
 }
 
+static void test_open_existing_creates_nothing(void)
+{
+	char path[128];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/e1/e2", root);
+	CHECK_INT(state_dir_open_existing(path, &fd), -ENOENT);
+	snprintf(path, sizeof(path), "%s/e1", root);
+	CHECK(stat(path, &st) != 0 && errno == ENOENT);
+	CHECK_INT(mkdir_p(path), 0);
+	snprintf(path, sizeof(path), "%s/e1/e2", root);
+	CHECK_INT(state_dir_open_existing(path, &fd), -ENOENT);
+	CHECK(stat(path, &st) != 0 && errno == ENOENT);
+	snprintf(path, sizeof(path), "%s/e1/", root);
+	CHECK_INT(state_dir_open_existing(path, &fd), 0);
+	CHECK_INT(fstat(fd, &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/e1/../e1", root);
+	CHECK_INT(state_dir_open_existing(path, &fd), -EINVAL);
+}
+
 static void test_symlinks_refused(void)
 {
 	char path[128], target[128];
@@ -169,6 +192,7 @@ static void test_symlinks_refused(void)
 	CHECK(access(path, F_OK) != 0);
 	snprintf(path, sizeof(path), "%s/link", root);
 	CHECK_INT(state_dir_open(path, &fd), -ELOOP);
+	CHECK_INT(state_dir_open_existing(path, &fd), -ELOOP);
 	CHECK_INT(state_subdir_open(dfd, "link", &fd), -ELOOP);
 
 	/* A regular file where a directory should be. */
@@ -270,6 +294,7 @@ int main(void)
 	RUN(test_names_are_single_components);
 	RUN(test_write_tmp);
 	RUN(test_mkdir_p_modes);
+	RUN(test_open_existing_creates_nothing);
 	RUN(test_symlinks_refused);
 	RUN(test_seal_detects_corruption);
 	RUN(test_json_round_trip_and_corruption);

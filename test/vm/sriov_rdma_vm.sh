@@ -117,7 +117,7 @@ ip netns del "${ns##*/}"
 t_begin "exclusive mode: rxe refuses the move, ADD rolls back completely"
 # The kernel refuses while any namespace but the initial one exists (deleted
 # ones die asynchronously); t_netns runs in a subshell, so each test deletes its own.
-for try in $(seq 50); do
+for _ in $(seq 50); do
 	out=$("$PROBE" set-mode exclusive) && break
 	sleep 0.2
 done
