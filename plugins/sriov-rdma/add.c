@@ -487,18 +487,25 @@ static int ipam_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- addresses and routes in the pod ---- */
 
+/*
+ * IPv4 peers learn each address from the kernel (README, "Announcements"):
+ * a neighbour probe of the address is a gratuitous ARP that the neighbour
+ * timer repeats, so it reaches the wire when carrier comes after ADD, and
+ * no socket of ours waits for a grace period on close. IPv6 needs nothing
+ * here: ndisc_notify has the kernel send the NA when DAD completes, and DAD
+ * waits for carrier.
+ */
 static void announce(struct add_ctx *c, int ifindex)
 {
-	int saved, i, ret;
+	int i, ret;
 
-	if (netns_enter(c->pod_fd, &saved) < 0)
-		return;
 	for (i = 0; i < c->ipam.n_ips; i++) {
-		ret = link_announce(ifindex, c->rec.pod_mac, c->ipam.ips[i].address);
+		if (!strchr(c->ipam.ips[i].address, '.'))
+			continue;
+		ret = link_addr_probe(c->pod_ls, ifindex, c->ipam.ips[i].address);
 		if (ret < 0)
 			log_warn("announcing %s: %s", c->ipam.ips[i].address, strerror(-ret));
 	}
-	netns_leave(saved);
 }
 
 /* No undo: addresses and routes leave with the netdev when it changes namespace. */

@@ -32,8 +32,9 @@ t_eq "$pf" 6 "the log counts the PF requests ($(last_counts))"
 # The host's: the VF netdev with its altnames (one look), the move.
 t_eq "$((host <= 2))" 1 "host requests per ADD: $host, at most 2"
 # The pod's: is CNI_IFNAME free, is the VF's host name free there (for the
-# undo), the link once moved (its index), its address.
-t_eq "$((pod_n <= 4))" 1 "pod requests per ADD: $pod_n, at most 4"
+# undo), the link once moved (its index), its address, and the neighbour
+# probe that has the kernel announce that address.
+t_eq "$((pod_n <= 5))" 1 "pod requests per ADD: $pod_n, at most 5"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
 t_eq "$T_RC" 0 "CHECK ($T_ERR)"
 echo "# CHECK: netlink requests: $(last_counts)"
@@ -66,7 +67,7 @@ IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
 # Those of a plain ADD, plus link up after the sysctls (by index, without a
 # look first), the free-table look, two table routes, and the rule (a look
 # for it first, and its add).
-t_eq "$((pod_n <= 10))" 1 "pod requests per multiRail ADD: $pod_n, at most 10"
+t_eq "$((pod_n <= 11))" 1 "pod requests per multiRail ADD: $pod_n, at most 11"
 t_eq "$(ip netns exec "$(basename "$pod")" ip -4 rule | grep -c 'from 10.67.0')" 1 "the rule is there"
 t_eq "$(ip netns exec "$(basename "$pod")" sysctl -n net.ipv4.conf.net1.arp_ignore)" 1 "the rail's sysctls are set"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
