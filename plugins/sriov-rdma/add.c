@@ -378,7 +378,11 @@ static void netdev_undo(struct add_ctx *c)
 
 /* ---- multiRail and the config's sysctls, in the pod ---- */
 
-/* Inside the pod. Peers learn the new MAC as soon as the link comes up, and again on every address. */
+/*
+ * Inside the pod: the kernel sends the NA of each IPv6 address when its DAD
+ * completes, and announces every address again on a later link-up or MAC
+ * change.
+ */
 static void pod_notify(struct add_ctx *c)
 {
 	const char *ifname = c->req->env.ifname;
