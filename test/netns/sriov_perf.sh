@@ -179,4 +179,17 @@ TRACEPARENT=$TP t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 TRACEPARENT=$TP t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 t_contains "$(grep ' INFO DEL .*released' "$LOG" | tail -1)" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "DEL line names the trace"
 
+t_begin "start-up: libibverbs is not loaded by a run that asks no RDMA device anything"
+SR=$BUILD_DIR/plugins/sriov-rdma/sriov-rdma
+t_not_contains "$(readelf -d "$SR")" "libibverbs" "libibverbs is not among the libraries loaded at exec"
+t_not_contains "$(CNI_COMMAND=VERSION LD_DEBUG=libs "$SR" </dev/null 2>&1 >/dev/null)" "libibverbs" "VERSION loads it"
+sr_setup 1
+pod=$(t_netns)
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c11
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS="$pod" CNI_IFNAME=net1 LD_DEBUG=libs
+t_eq "$T_RC" 0 "DEL"
+t_not_contains "$T_ERR" "libibverbs" "DEL loads it"
+
 t_done
