@@ -20,7 +20,7 @@ cap_start() {
 	t_defer "kill $CAP_PID"
 	local i
 	for i in $(seq 100); do
-		grep -q 'listening on' "$2.err" && return 0
+		grep -q 'listening on' "$2.err" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	t_fail "tcpdump on $1 did not start: $(cat "$2.err")"
@@ -80,13 +80,13 @@ for when in prompt late; do
 	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="c-$when"
 	t_eq "$T_RC" 0 "ADD ($T_ERR)"
 	mac=$(t_jq '.interfaces[0].mac')
-	mapfile -t ips < <(addrs)
+	mapfile -t ips <<<"$(addrs)"
 	t_eq "${#ips[@]}" 2 "two addresses"
 	if [ "$when" = late ]; then
 		t_eq "$(grep -c "$mac" "$T_TMP/cap-$when")" 0 "nothing crosses a link without carrier"
 		ip link set "sr$$p0" up
 	fi
-	mapfile -t want < <(want_lines "$mac" "${ips[@]}")
+	mapfile -t want <<<"$(want_lines "$mac" "${ips[@]}")"
 	cap_wait "$T_TMP/cap-$when" "${want[@]}"
 	t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="c-$when"
 	t_eq "$T_RC" 0 "DEL ($T_ERR)"
@@ -108,11 +108,11 @@ for n in 0 1; do
 	t_cnitool add "$T_TMP/r$n.conflist" "$pod" CNI_IFNAME="net$((n + 1))" CNI_CONTAINERID=c-rail
 	t_eq "$T_RC" 0 "ADD rail $n ($T_ERR)"
 	macs[n]=$(t_jq '.interfaces[0].mac')
-	mapfile -t rips < <(addrs)
+	mapfile -t rips <<<"$(addrs)"
 	eval "ips$n=(\"\${rips[@]}\")"
 done
-mapfile -t want0 < <(want_lines "${macs[0]}" "${ips0[@]}")
-mapfile -t want1 < <(want_lines "${macs[1]}" "${ips1[@]}")
+mapfile -t want0 <<<"$(want_lines "${macs[0]}" "${ips0[@]}")"
+mapfile -t want1 <<<"$(want_lines "${macs[1]}" "${ips1[@]}")"
 cap_wait "$T_TMP/rail0" "${want0[@]}"
 cap_wait "$T_TMP/rail1" "${want1[@]}"
 for a in "${ips1[@]}"; do
