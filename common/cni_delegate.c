@@ -133,6 +133,24 @@ static int pump(int in_fd, const char *data, size_t len, int out_fd, char **out,
 	return 0;
 }
 
+/*
+ * A config that fits in the pipe goes in before the plugin starts: the
+ * plugin then reads it without waiting for this process to be scheduled
+ * again, which on a loaded node is a wait of a time slice, and pump() has
+ * only its output to wait for. The bytes written (the pipe is empty and
+ * blocking: all of them, unless a signal cut the write short).
+ */
+static size_t stdin_prefill(int fd, const char *data, size_t len)
+{
+	int cap = fcntl(fd, F_GETPIPE_SZ);
+	ssize_t w;
+
+	if (cap < 0 || len >= (size_t)cap || len == 0)
+		return 0;
+	w = write(fd, data, len);
+	return w > 0 ? (size_t)w : 0;
+}
+
 static void delegate_failed(const char *type, int status, const char *out, struct cni_error *err)
 {
 	cJSON *o = cJSON_Parse(out);
@@ -179,7 +197,8 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 	posix_spawn_file_actions_t fa;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	char *argv[2];
-	size_t out_len;
+	size_t out_len, fed;
+	const char *data;
 	pid_t pid;
 
 	if (!type || !valid_plugin_type(type))
@@ -196,6 +215,12 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: pipe: %s", type, strerror(errno));
 		goto out_pipes;
+	}
+	data = req->stdin_buf ? req->stdin_buf : "";
+	fed = stdin_prefill(in[1], data, req->stdin_len);
+	if (fed == req->stdin_len) {
+		close(in[1]);
+		in[1] = -1;
 	}
 	if (posix_spawn_file_actions_init(&fa)) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
@@ -214,11 +239,11 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 	close(in[0]);
 	close(outp[1]);
 	in[0] = outp[1] = -1;
-	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	if (in[1] >= 0)
+		fcntl(in[1], F_SETFL, O_NONBLOCK);
 
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	r = pump(in[1], req->stdin_buf ? req->stdin_buf : "", req->stdin_len, outp[0], &out,
-		 &out_len);
+	r = pump(in[1], data + fed, req->stdin_len - fed, outp[0], &out, &out_len);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	in[1] = -1;
 	close(outp[0]);

@@ -129,11 +129,11 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct link_rou
 			int *missing);
 
 /*
- * Gratuitous ARP (IPv4) or unsolicited neighbour advertisement (IPv6) for
- * `cidr` on ifindex of the *current* namespace, so peers and the fabric drop
- * stale entries when an address moves between pods.
+ * Gratuitous ARP for the IPv4 address of `cidr` on ifindex, sent and
+ * repeated by the kernel's neighbour timer (link_ip.c says how); -EINVAL
+ * for an IPv6 address, which the kernel announces itself (ndisc_notify).
  */
-int link_announce(int ifindex, const uint8_t mac[6], const char *cidr);
+int link_addr_probe(struct link_sock *ls, int ifindex, const char *cidr);
 
 /*
  * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the

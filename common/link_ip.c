@@ -19,6 +19,9 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 #include <netlink/route/addr.h>
+#include <linux/neighbour.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <netlink/route/route.h>
 #include <netlink/route/rule.h>
 #include <linux/fib_rules.h>
@@ -95,6 +98,55 @@ out_brd:
 out_ra:
 	rtnl_addr_put(ra);
 out_a:
+	nl_addr_put(a);
+	return ret;
+}
+
+/*
+ * A neighbour entry for the link's own IPv4 address, created with NTF_USE:
+ * the kernel resolves it by broadcasting ARP requests whose sender is the
+ * address it selects for that target on the link (the address itself when it
+ * is primary) and whose target is the address, which is what a gratuitous
+ * ARP is. No one answers, so the neighbour timer repeats it mcast_solicit
+ * times, retrans_time_ms apart, then marks the entry failed; the first
+ * requests are lost while the link has no carrier, the later ones are not.
+ * No socket of ours is involved: nothing to close, no grace period waited.
+ * State NUD_NONE: a permanent state would exempt the entry from garbage
+ * collection.
+ */
+int link_addr_probe(struct link_sock *ls, int ifindex, const char *cidr)
+{
+	struct ndmsg ndm = {
+		.ndm_family = AF_INET,
+		.ndm_ifindex = ifindex,
+		.ndm_state = NUD_NONE,
+		.ndm_flags = NTF_USE,
+	};
+	struct nl_addr *a;
+	struct nl_msg *msg;
+	int ret;
+
+	ret = parse_cidr(cidr, &a);
+	if (ret < 0)
+		return ret;
+	if (nl_addr_get_family(a) != AF_INET || ifindex <= 0) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* libnl's neighbour builder insists on a link-layer address: this has none. */
+	msg = nlmsg_alloc_simple(RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (nlmsg_append(msg, &ndm, sizeof(ndm), NLMSG_ALIGNTO) < 0 ||
+	    nla_put_addr(msg, NDA_DST, a) < 0) {
+		nlmsg_free(msg);
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = link_msg_xfer(ls, 0, &msg);
+out:
 	nl_addr_put(a);
 	return ret;
 }

@@ -71,6 +71,7 @@ static int clear_tmp(struct pool *p)
 int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 	      const char *proc_root, unsigned timeout_ms, struct pool_diag *d)
 {
+	struct timespec up;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -86,6 +87,10 @@ int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 		snprintf(d->file, sizeof(d->file), "%s/sys/kernel/random/boot_id", proc_root);
 		return ret;
 	}
+	ret = clock_gettime(CLOCK_BOOTTIME, &up);
+	if (ret < 0)
+		return -errno;
+	p->boot_time = time(NULL) - up.tv_sec;
 	ret = state_dir_open(p->path, &p->dirfd);
 	if (ret < 0)
 		return ret;
@@ -364,8 +369,7 @@ static int probe(struct pool *p, const struct ipam_addr *a, bool ignore_rest)
 
 /*
  * The record goes in as c- first, then a-: cut short in between, a lone
- * c- frees nothing and holds nothing, and the owner's DEL removes it. The
- * caller fsyncs the directory.
+ * c- frees nothing and holds nothing, and the owner's DEL removes it.
  */
 static int reserve(struct pool *p, const struct pool_owner *o, int s, const struct ipam_addr *a)
 {
@@ -453,14 +457,41 @@ struct reclaim_arg {
 	int reclaimed;
 };
 
+/*
+ * Records are not fsync'd (README, "The pool-ipam store"): a power loss may
+ * leave one garbled, and then its boot ID cannot be read. Its time can: a
+ * file last written before this boot began belongs to a sandbox of an
+ * earlier boot as surely as a readable record with another boot ID. A
+ * second of slack for the boot time's rounding.
+ */
+static bool before_boot(const struct pool *p, const char *name)
+{
+	struct stat st;
+
+	return fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_mtime < p->boot_time - 1;
+}
+
 /* Records of an earlier boot belong to sandboxes that no longer exist. */
 static int reclaim_stale_one(struct pool *p, const char *name, void *arg)
 {
 	struct reclaim_arg *ra = arg;
 	struct pool_record r;
+	struct ipam_addr a;
 	struct stat st;
 	int ret;
 
+	ret = pool_record_load(p->dirfd, name, &r, &st);
+	if (ret != -ENOENT && (ret < 0 || !pool_record_names_a(name, &r)) &&
+	    ipam_addr_parse(name + 2, &a) == 0 &&
+	    (ra->set < 0 || ipam_set_of(p->conf, &a) == ra->set) && before_boot(p, name)) {
+		log_info("store %s: %s is unreadable and older than this boot: released",
+			 p->path, name);
+		ret = state_remove(p->dirfd, name);
+		if (ret == 0)
+			ra->reclaimed++;
+		return ret == -ENOENT ? 0 : ret;
+	}
 	if (scanned(p, name, &r, &st, pool_record_names_a))
 		return 0;
 	if ((ra->set >= 0 && r.set != ra->set) || !strcmp(r.boot_id, p->boot_id))
@@ -590,11 +621,7 @@ int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr 
 			out[s] = *want[s];
 		created[s] = true;
 	}
-	ret = state_fsync_dir(p->dirfd);
-	if (ret == 0)
-		return 0;
-	snprintf(d->file, sizeof(d->file), "%s", p->path);
-	s = c->n_sets;
+	return 0;
 
 rollback:
 	for (i = 0; i < s; i++)
@@ -606,7 +633,6 @@ rollback:
 			snprintf(r.ifname, sizeof(r.ifname), "%s", o->ifname);
 			release(p, &r, NULL);
 		}
-	state_fsync_dir(p->dirfd);
 	return ret;
 }
 
@@ -615,7 +641,7 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 	char cname[POOL_NAME_MAX];
 	struct pool_record r;
 	struct stat st;
-	int s, ret, changed = 0;
+	int s, ret;
 
 	*released = 0;
 	/* Every possible set: the config may have lost a set since the ADD. */
@@ -624,7 +650,6 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 		ret = pool_record_load(p->dirfd, cname, &r, &st);
 		if (ret == -ENOENT)
 			continue;
-		changed = 1;
 		if (ret == 0 && !pool_record_same_owner(&r, o->container_id, o->ifname, s))
 			ret = -EBADMSG;
 		if (ret < 0) {
@@ -638,7 +663,7 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 		}
 		(*released)++;
 	}
-	return changed ? state_fsync_dir(p->dirfd) : 0;
+	return 0;
 }
 
 int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
@@ -740,8 +765,6 @@ int pool_gc(struct pool *p, bool (*owned)(const char *container_id, const char *
 	if (ret == 0)
 		ret = scan(p, "r-", gc_sweep, NULL);
 	*released = ga.released;
-	if (ret == 0)
-		ret = state_fsync_dir(p->dirfd);
 	if (ret < 0)
 		snprintf(d->file, sizeof(d->file), "%s", p->path);
 	return ret;
@@ -753,7 +776,7 @@ struct count_arg {
 	bool read_boot;
 };
 
-/* Every a- holds its address, readable or not; only a readable one of an earlier boot is stale. */
+/* Every a- holds its address, readable or not, until it is known to be of an earlier boot. */
 static int count_one(struct pool *p, const char *name, void *arg)
 {
 	struct count_arg *ca = arg;
@@ -774,9 +797,14 @@ static int count_one(struct pool *p, const char *name, void *arg)
 		return 0;
 	}
 	ca->held[s]++;
-	if (ca->read_boot && pool_record_load(p->dirfd, name, &r, &st) == 0 &&
-	    pool_record_names_a(name, &r) && strcmp(r.boot_id, p->boot_id))
+	if (!ca->read_boot)
+		return 0;
+	if (pool_record_load(p->dirfd, name, &r, &st) == 0 && pool_record_names_a(name, &r)) {
+		if (strcmp(r.boot_id, p->boot_id))
+			ca->stale[s]++;
+	} else if (before_boot(p, name)) {
 		ca->stale[s]++;
+	}
 	return 0;
 }
 
@@ -799,7 +827,7 @@ int pool_status(struct pool *p, struct pool_diag *d)
 	int s, ret, full = 0;
 
 	/* ADD writes before it links: a store that cannot take a write is not ready. */
-	ret = state_write_tmp(p->tmpfd, "probe\n", 6, tmpname, sizeof(tmpname));
+	ret = state_write_tmp(p->tmpfd, "probe\n", 6, tmpname, sizeof(tmpname), true);
 	if (ret == 0)
 		ret = state_remove(p->tmpfd, tmpname);
 	if (ret == 0)

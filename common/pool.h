@@ -41,6 +41,7 @@
 #define POOL_H
 
 #include <limits.h>
+#include <time.h>
 #include "ipam.h"
 #include "pool_record.h"
 
@@ -52,6 +53,7 @@ struct pool {
 	char path[PATH_MAX];		/* <dataDir>/<network> */
 	int dirfd, tmpfd, lockfd;
 	char boot_id[64];
+	time_t boot_time;		/* when this boot began, by the wall clock */
 };
 
 struct pool_diag {

@@ -175,7 +175,7 @@ int pool_record_write_tmp(int tmpfd, const struct pool_owner *o, int set,
 	ret = state_seal(&buf, &len);
 	if (ret < 0)
 		goto out;
-	ret = state_write_tmp(tmpfd, buf, len, tmpname, tmplen);
+	ret = state_write_tmp(tmpfd, buf, len, tmpname, tmplen, false);
 out:
 	free(buf);
 	cJSON_Delete(j);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +11,7 @@
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
+#include "log.h"
 #include "nlio.h"
 #include "rdma.h"
 
@@ -515,22 +518,101 @@ int rdma_dev_rename(struct rdma_sock *s, uint32_t index, const char *name)
  * device's namespace; GIDs then come over that file (ioctl), not from the
  * caller's sysfs mount, which still shows the host after a setns().
  */
+/*
+ * libibverbs, loaded on first use: only an attachment with an RDMA device
+ * asks it anything, and every other exec (DEL, CHECK, VERSION, a VF without
+ * RDMA) would pay for loading and relocating it. It loads its providers
+ * itself, when listing devices. verbs.h wraps two calls in inline functions
+ * (ibv_query_port, ibv_query_gid_table): these are the library symbols they
+ * call.
+ */
+static struct {
+	struct ibv_device **(*get_device_list)(int *num_devices);
+	void (*free_device_list)(struct ibv_device **list);
+	const char *(*get_device_name)(struct ibv_device *device);
+	struct ibv_context *(*open_device)(struct ibv_device *device);
+	int (*close_device)(struct ibv_context *context);
+	int (*query_device)(struct ibv_context *context, struct ibv_device_attr *attr);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct _compat_ibv_port_attr *port_attr);
+	ssize_t (*query_gid_table)(struct ibv_context *context, struct ibv_gid_entry *entries,
+				   size_t max_entries, uint32_t flags, size_t entry_size);
+} iv;
+static int iv_state;			/* 0 not tried, 1 loaded, < 0 -errno */
+
+static int verbs_load(void)
+{
+	static const char *const names[] = {
+		"ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
+		"ibv_open_device", "ibv_close_device", "ibv_query_device", "ibv_query_port",
+		"_ibv_query_gid_table",
+	};
+	void *syms[sizeof(names) / sizeof(names[0])];
+	void *lib;
+	size_t i;
+
+	if (iv_state)
+		return iv_state < 0 ? iv_state : 0;
+	iv_state = -ENOSYS;
+	lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		log_warn("libibverbs: %s", dlerror());
+		return iv_state;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		syms[i] = dlsym(lib, names[i]);
+		if (!syms[i]) {
+			log_warn("libibverbs.so.1 has no %s", names[i]);
+			return iv_state;
+		}
+	}
+	/* The library stays loaded: its providers keep state for the process. */
+	iv.get_device_list = (struct ibv_device **(*)(int *))syms[0];
+	iv.free_device_list = (void (*)(struct ibv_device **))syms[1];
+	iv.get_device_name = (const char *(*)(struct ibv_device *))syms[2];
+	iv.open_device = (struct ibv_context *(*)(struct ibv_device *))syms[3];
+	iv.close_device = (int (*)(struct ibv_context *))syms[4];
+	iv.query_device = (int (*)(struct ibv_context *, struct ibv_device_attr *))syms[5];
+	iv.query_port = (int (*)(struct ibv_context *, uint8_t,
+				 struct _compat_ibv_port_attr *))syms[6];
+	iv.query_gid_table = (ssize_t (*)(struct ibv_context *, struct ibv_gid_entry *, size_t,
+					  uint32_t, size_t))syms[7];
+	iv_state = 1;
+	return 0;
+}
+
+/* What the inline ibv_query_port does, through the loaded library. */
+static int verbs_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
+{
+	struct verbs_context *vctx = verbs_get_ctx_op(ctx, query_port);
+
+	if (!vctx) {
+		memset(attr, 0, sizeof(*attr));
+		return iv.query_port(ctx, port, (struct _compat_ibv_port_attr *)attr);
+	}
+	return vctx->query_port(ctx, port, attr, sizeof(*attr));
+}
+
 static int verbs_open(const char *name, struct ibv_context **ctx)
 {
 	struct ibv_device **list;
-	int i, n = 0, ret = -ENODEV;
+	int i, n = 0, ret;
 
-	list = ibv_get_device_list(&n);
+	ret = verbs_load();
+	if (ret < 0)
+		return ret;
+	ret = -ENODEV;
+	list = iv.get_device_list(&n);
 	if (!list)
 		return -ENODEV;
 	for (i = 0; i < n; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), name) != 0)
+		if (strcmp(iv.get_device_name(list[i]), name) != 0)
 			continue;
-		*ctx = ibv_open_device(list[i]);
+		*ctx = iv.open_device(list[i]);
 		ret = *ctx ? 0 : -ENODEV;
 		break;
 	}
-	ibv_free_device_list(list);
+	iv.free_device_list(list);
 	return ret;
 }
 
@@ -540,7 +622,7 @@ int rdma_verbs_dev_present(const char *name)
 	int ret = verbs_open(name, &ctx);
 
 	if (ret == 0)
-		ibv_close_device(ctx);
+		iv.close_device(ctx);
 	return ret;
 }
 
@@ -594,11 +676,11 @@ int rdma_gid_index_for(const char *dev_name, uint32_t port, const char *address,
 	ret = verbs_open(dev_name, &ctx);
 	if (ret < 0)
 		return ret;
-	ret = ibv_query_device(ctx, &dattr);
+	ret = iv.query_device(ctx, &dattr);
 	if (ret == 0 && port > dattr.phys_port_cnt)
 		ret = EINVAL;
 	if (ret == 0)
-		ret = ibv_query_port(ctx, (uint8_t)port, &pattr);
+		ret = verbs_query_port(ctx, (uint8_t)port, &pattr);
 	if (ret != 0) {
 		ret = -ret;
 		goto out_close;
@@ -611,7 +693,7 @@ int rdma_gid_index_for(const char *dev_name, uint32_t port, const char *address,
 		goto out_close;
 	}
 	for (;;) {
-		n = ibv_query_gid_table(ctx, entries, max, 0);
+		n = iv.query_gid_table(ctx, entries, max, 0, sizeof(*entries));
 		if (n < 0) {
 			ret = (int)n;
 			goto out_free;
@@ -634,6 +716,6 @@ int rdma_gid_index_for(const char *dev_name, uint32_t port, const char *address,
 out_free:
 	free(entries);
 out_close:
-	ibv_close_device(ctx);
+	iv.close_device(ctx);
 	return ret;
 }

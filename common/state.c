@@ -141,9 +141,10 @@ static int write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname,
 	return r;
 }
 
-int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len)
+int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len,
+		    bool durable)
 {
-	return write_tmp(tmpdirfd, data, len, tmpname, tmpname_len, true);
+	return write_tmp(tmpdirfd, data, len, tmpname, tmpname_len, durable);
 }
 
 int state_fsync_dir(int dirfd)

@@ -30,8 +30,9 @@ int state_dir_open_existing(const char *path, int *dirfd);
 /* Same, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
 
-/* Temporary file in tmpdirfd, written and fsync'd; its name is returned in tmpname. */
-int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len);
+/* Temporary file in tmpdirfd, written (and fsync'd when durable); its name is returned in tmpname. */
+int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len,
+		    bool durable);
 /*
  * Replace dirfd/name atomically: tmp file, rename. durable adds an fsync of
  * the file before the rename and of the directory after; without it a

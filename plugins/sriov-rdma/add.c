@@ -392,7 +392,11 @@ static void netdev_undo(struct add_ctx *c)
 
 /* ---- multiRail and the config's sysctls, in the pod ---- */
 
-/* Inside the pod. Peers learn the new MAC as soon as the link comes up, and again on every address. */
+/*
+ * Inside the pod: the kernel sends the NA of each IPv6 address when its DAD
+ * completes, and announces every address again on a later link-up or MAC
+ * change.
+ */
 static void pod_notify(struct add_ctx *c)
 {
 	const char *ifname = c->req->env.ifname;
@@ -517,37 +521,25 @@ static int ipam_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- addresses and routes in the pod ---- */
 
-struct announce_args {
-	struct add_ctx *c;
-	int ifindex;
-};
-
-static int announce_cb(void *arg)
+/*
+ * IPv4 peers learn each address from the kernel (README, "Announcements"):
+ * a neighbour probe of the address is a gratuitous ARP that the neighbour
+ * timer repeats, so it reaches the wire when carrier comes after ADD, and
+ * no socket of ours waits for a grace period on close. IPv6 needs nothing
+ * here: ndisc_notify has the kernel send the NA when DAD completes, and DAD
+ * waits for carrier.
+ */
+static void announce(struct add_ctx *c, int ifindex)
 {
-	struct announce_args *a = arg;
-	struct add_ctx *c = a->c;
 	int i, ret;
 
 	for (i = 0; i < c->ipam.n_ips; i++) {
-		ret = link_announce(a->ifindex, c->rec.pod_mac, c->ipam.ips[i].address);
+		if (!strchr(c->ipam.ips[i].address, '.'))
+			continue;
+		ret = link_addr_probe(c->pod_ls, ifindex, c->ipam.ips[i].address);
 		if (ret < 0)
 			log_warn("announcing %s: %s", c->ipam.ips[i].address, strerror(-ret));
 	}
-	return 0;
-}
-
-/* Best effort, unless the way back fails: netns_do's error then ends ADD. */
-static int announce(struct add_ctx *c, int ifindex)
-{
-	struct announce_args a = { .c = c, .ifindex = ifindex };
-	int ret = netns_do(c->pod_fd, announce_cb, &a);
-
-	if (ret < 0 && !netns_stranded()) {
-		log_warn("announcing the addresses: cannot enter %s: %s", c->req->env.netns,
-			 strerror(-ret));
-		return 0;
-	}
-	return ret;
 }
 
 /* No undo: addresses and routes leave with the netdev when it changes namespace. */
@@ -595,7 +587,8 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 			return ret;
 		}
 	}
-	return announce(c, li.ifindex);
+	announce(c, li.ifindex);
+	return 0;
 }
 
 /* ---- device-info file ---- */

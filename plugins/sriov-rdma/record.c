@@ -434,13 +434,16 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec)
 int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 {
 	char name[512];
-	int ret;
 
 	sriov_record_name(rec->container_id, rec->ifname, name, sizeof(name));
-	ret = state_remove(dirfd, name);
-	if (ret < 0)
-		return ret;
-	return state_fsync_dir(dirfd);
+	/*
+	 * Not fsync'd, as it was not when written: a removal a power loss
+	 * undoes brings back the record of a pod of an earlier boot, which no
+	 * longer exists; GC removes it, and a marker that came back with it
+	 * names a namespace that is gone, which the next ADD of the VF takes
+	 * over as stale.
+	 */
+	return state_remove(dirfd, name);
 }
 
 /* ---- device-info file (device-info-spec 1.1.0) ---- */

@@ -228,4 +228,20 @@ else
 	t_eq "$(find "$DATA/ncni" -name 'a-*' | wc -l)" 0 "released"
 fi
 
+# README, "The pool-ipam store": what an fsync would add protects no live pod.
+t_begin "ADD and DEL wait for the disk in no fsync"
+if ! command -v strace >/dev/null; then
+	echo "# skipped: strace is not installed (scripts/setup test)"
+else
+	CFS=$(conf nfs 1.1.0 '"subnet":"10.71.0.0/24"')
+	for verb in ADD DEL; do
+		printf '%s' "$CFS" | env CNI_COMMAND=$verb CNI_CONTAINERID=fs1 CNI_IFNAME=net1 \
+			CNI_NETNS="$NS" strace -f -qq -e trace=fsync,fdatasync,syncfs,sync,sync_file_range \
+			-o "$T_TMP/fsync.$verb" "$BUILD_DIR/plugins/pool-ipam/pool-ipam" >/dev/null 2>&1
+		t_eq "$?" 0 "$verb exit code"
+		t_eq "$(grep -c . "$T_TMP/fsync.$verb")" 0 "$verb's syncs: $(cat "$T_TMP/fsync.$verb")"
+	done
+	t_eq "$(find "$DATA/nfs" -name 'a-*' | wc -l)" 0 "released"
+fi
+
 t_done

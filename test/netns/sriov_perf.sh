@@ -32,8 +32,9 @@ t_eq "$pf" 6 "the log counts the PF requests ($(last_counts))"
 # The host's: the VF netdev with its altnames (one look), the move.
 t_eq "$((host <= 2))" 1 "host requests per ADD: $host, at most 2"
 # The pod's: is CNI_IFNAME free, is the VF's host name free there (for the
-# undo), the link once moved (its index), its address.
-t_eq "$((pod_n <= 4))" 1 "pod requests per ADD: $pod_n, at most 4"
+# undo), the link once moved (its index), its address, and the neighbour
+# probe that has the kernel announce that address.
+t_eq "$((pod_n <= 5))" 1 "pod requests per ADD: $pod_n, at most 5"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1
 t_eq "$T_RC" 0 "CHECK ($T_ERR)"
 echo "# CHECK: netlink requests: $(last_counts)"
@@ -66,7 +67,7 @@ IFS=', ' read -r _ host _ pod_n _ pf <<<"$(last_counts)"
 # Those of a plain ADD, plus link up after the sysctls (by index, without a
 # look first), the free-table look, two table routes, and the rule (a look
 # for it first, and its add).
-t_eq "$((pod_n <= 10))" 1 "pod requests per multiRail ADD: $pod_n, at most 10"
+t_eq "$((pod_n <= 11))" 1 "pod requests per multiRail ADD: $pod_n, at most 11"
 t_eq "$(ip netns exec "$(basename "$pod")" ip -4 rule | grep -c 'from 10.67.0')" 1 "the rule is there"
 t_eq "$(ip netns exec "$(basename "$pod")" sysctl -n net.ipv4.conf.net1.arp_ignore)" 1 "the rail's sysctls are set"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1
@@ -177,5 +178,18 @@ t_not_contains "$line" "trace" "DEL line: no trace from a bad traceparent"
 TRACEPARENT=$TP t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 TRACEPARENT=$TP t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 t_contains "$(grep ' INFO DEL .*released' "$LOG" | tail -1)" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "DEL line names the trace"
+
+t_begin "start-up: libibverbs is not loaded by a run that asks no RDMA device anything"
+SR=$BUILD_DIR/plugins/sriov-rdma/sriov-rdma
+t_not_contains "$(readelf -d "$SR")" "libibverbs" "libibverbs is not among the libraries loaded at exec"
+t_not_contains "$(CNI_COMMAND=VERSION LD_DEBUG=libs "$SR" </dev/null 2>&1 >/dev/null)" "libibverbs" "VERSION loads it"
+sr_setup 1
+pod=$(t_netns)
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c11
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=c11 CNI_NETNS="$pod" CNI_IFNAME=net1 LD_DEBUG=libs
+t_eq "$T_RC" 0 "DEL"
+t_not_contains "$T_ERR" "libibverbs" "DEL loads it"
 
 t_done

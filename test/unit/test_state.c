@@ -92,8 +92,8 @@ static void test_write_tmp(void)
 	char a[64], b[64];
 	struct stat st;
 
-	CHECK_INT(state_write_tmp(dfd, "x", 1, a, sizeof(a)), 0);
-	CHECK_INT(state_write_tmp(dfd, "y", 1, b, sizeof(b)), 0);
+	CHECK_INT(state_write_tmp(dfd, "x", 1, a, sizeof(a), true), 0);
+	CHECK_INT(state_write_tmp(dfd, "y", 1, b, sizeof(b), false), 0);
 	CHECK(strncmp(a, ".tmp.", 5) == 0);
 	CHECK(strcmp(a, b) != 0);
 	CHECK_INT(fstatat(dfd, a, &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -105,7 +105,7 @@ static void test_write_tmp(void)
 	unlinkat(dfd, a, 0);
 	unlinkat(dfd, b, 0);
 	unlinkat(dfd, "excl", 0);
-	CHECK_INT(state_write_tmp(dfd, "x", 1, a, 6), -ENAMETOOLONG);
+	CHECK_INT(state_write_tmp(dfd, "x", 1, a, 6, true), -ENAMETOOLONG);
 	CHECK_INT(count_tmp(dfd), 0);
 	close(dfd);
 }
