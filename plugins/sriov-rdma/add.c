@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
 #include "link.h"
 #include "log.h"
 #include "netns.h"
@@ -284,19 +285,54 @@ static void record_undo(struct add_ctx *c)
 
 /* ---- VF properties on the PF ---- */
 
+/* The config's words for one PF_VF_* field, for the error naming what a driver refused. */
+static void vf_field_format(unsigned field, const struct pf_vf_config *v, char *buf, size_t len)
+{
+	static const char *const states[] = { "auto", "enable", "disable" };
+
+	switch (field) {
+	case PF_VF_MAC:
+		snprintf(buf, len, "mac %02x:%02x:%02x:%02x:%02x:%02x", v->mac[0], v->mac[1],
+			 v->mac[2], v->mac[3], v->mac[4], v->mac[5]);
+		break;
+	case PF_VF_VLAN:
+		snprintf(buf, len, "vlan %d, vlanQoS %d, vlanProto %s", v->vlan, v->qos,
+			 v->vlan_proto == ETH_P_8021AD ? "802.1ad" : "802.1q");
+		break;
+	case PF_VF_RATE:
+		snprintf(buf, len, "min_tx_rate %u, max_tx_rate %u", v->min_tx_rate, v->max_tx_rate);
+		break;
+	case PF_VF_SPOOFCHK:
+		snprintf(buf, len, "spoofchk %s", v->spoofchk ? "on" : "off");
+		break;
+	case PF_VF_TRUST:
+		snprintf(buf, len, "trust %s", v->trust ? "on" : "off");
+		break;
+	case PF_VF_LINK_STATE:
+		snprintf(buf, len, "link_state %s", v->link_state >= 0 && v->link_state < 3 ?
+			 states[v->link_state] : "?");
+		break;
+	default:
+		snprintf(buf, len, "settings");
+	}
+}
+
 static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 {
+	char what[96];
 	int ret;
 
 	if (!c->pf)
 		return 0;
 	ret = pf_set(c->pf, c->vf.vf_index, &c->conf.vf);
 	if (ret < 0) {
+		vf_field_format(pf_refused(c->pf), &c->conf.vf, what, sizeof(what));
 		/* Some fields may be set already: undo them now, as this step's undo won't run. */
 		pf_set(c->pf, c->vf.vf_index, &c->rec.vf_orig);
 		return cni_errorf(err, CNI_ERR_PLUGIN,
-				  "deviceID %s: PF %s refused the VF %d settings: %s", c->vf.bdf,
-				  c->vf.pf_netdev, c->vf.vf_index, strerror(-ret));
+				  "deviceID %s: PF %s (driver %s) refused VF %d's %s: %s", c->vf.bdf,
+				  c->vf.pf_netdev, c->vf.pf_driver[0] ? c->vf.pf_driver : "unknown",
+				  c->vf.vf_index, what, strerror(-ret));
 	}
 	return 0;
 }

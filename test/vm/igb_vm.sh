@@ -1,0 +1,274 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sriov-rdma on a real SR-IOV NIC: QEMU's Intel 82576 (igb) with its Linux
+# drivers igb (PF) and igbvf (VF), inside scripts/vm with VM_IGB=2 (two PFs
+# on one hub: one wire) and VM_IGB_PCAP (that wire, recorded). The plugins
+# are the default build (no fake linked, no fake variable set), driven
+# through libcni as a runtime drives them; every PF-side setting is read
+# back from the kernel (`ip link show <pf>`), and the traffic crosses the
+# emulated NIC's switch and the wire.
+#
+# One boot runs every case: a TCG boot costs about a minute.
+if [ -z "${VM_GUEST:-}" ]; then
+	echo "SKIP: runs inside the VM (VM_IGB=2 scripts/vm run $0)"
+	exit 77
+fi
+. "$SOURCE_DIR/test/netns/lib.sh"
+
+# Built on the host by meson (the guest's root is read-only).
+t_cnitool_bin() { [ -x "${VM_ARG_CNITOOL:-}" ] && echo "$VM_ARG_CNITOOL"; }
+t_cnitool_bin >/dev/null || { echo "SKIP: no libcni client (golang-go, golang-github-appc-cni-dev)"; exit 77; }
+for p in sriov-rdma pool-ipam; do
+	if strings "$BUILD_DIR/plugins/$p/$p" | grep -q FAKE_DIR; then
+		echo "FAIL: $BUILD_DIR is a test build (-Dtest_fakes=true): these tests run the default build"
+		exit 1
+	fi
+done
+unset SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_RDMA_FAKE_DIR SRIOV_RDMA_SYSFS_ROOT
+
+# ---- the NIC ----
+modprobe igb || { echo "SKIP: no igb module"; exit 77; }
+PF_BDF=()
+PF=()
+for d in /sys/bus/pci/drivers/igb/0000:*; do
+	[ -d "$d/net" ] || continue
+	PF_BDF+=("$(basename "$d")")
+	PF+=("$(ls "$d/net")")
+done
+[ "${#PF[@]}" = 2 ] || { echo "SKIP: want 2 igb PFs, found ${#PF[@]} (VM_IGB=2)"; exit 77; }
+NVF=7
+
+# Wait for a condition, as a hang guard only (TCG on a loaded host is slow).
+wait_for() { # SECONDS COMMAND...
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" 2>/dev/null; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+carrier() { [ "$(cat "/sys/class/net/$1/carrier")" = 1 ]; }
+vf_netdev_of() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null; }
+# PCI address of VF N of PF K.
+vf_bdf() { basename "$(readlink "/sys/bus/pci/devices/${PF_BDF[$1]}/virtfn$2")"; }
+make_vfs() { # K
+	local i
+	echo "$NVF" >"/sys/bus/pci/devices/${PF_BDF[$1]}/sriov_numvfs" || return 1
+	modprobe igbvf || return 1
+	for ((i = 0; i < NVF; i++)); do
+		wait_for 60 vf_netdev_of "$(vf_bdf "$1" "$i")" >/dev/null || return 1
+	done
+}
+# The VFs get carrier only once their PF has it ("PF still in reset state").
+for k in 0 1; do
+	ip link set "${PF[$k]}" up
+	wait_for 120 carrier "${PF[$k]}" || { echo "FAIL: ${PF[$k]} never got carrier"; exit 1; }
+	make_vfs "$k" || { echo "FAIL: ${PF[$k]}: no VFs"; exit 1; }
+done
+echo "# PFs ${PF[*]} (${PF_BDF[*]}), $NVF VFs each"
+
+# ---- helpers ----
+STATE=$T_TMP/state
+POOLDIR=$T_TMP/pool
+# The PF's line for VF N, as `ip link show <pf>` prints it.
+vf_line() { # K N
+	ip link show "${PF[$1]}" | sed -n "s/^ *vf $2 //p"
+}
+# "name mac mtu" of a VF's netdev on the host.
+vf_host() { # BDF
+	local n
+	n=$(vf_netdev_of "$1") || return 0
+	ip -j link show "$n" | jq -r '.[0] | "\(.ifname) \(.address) \(.mtu)"'
+}
+# conflist FILE BDF 'extra sriov-rdma keys' [v4 subnet]
+conflist() {
+	cat >"$1" <<EOJ
+{
+  "cniVersion": "1.0.0",
+  "name": "igbnet",
+  "plugins": [
+    {
+      "type": "sriov-rdma",
+      "deviceID": "$2",
+      "stateDir": "$STATE"${3:+,
+      $3},
+      "ipam": {"type": "pool-ipam", "dataDir": "$POOLDIR",
+        "ranges": [[{"subnet": "${4:-10.80.0.0/24}"}], [{"subnet": "fd80::/64"}]]}
+    }
+  ]
+}
+EOJ
+}
+cni() { # add|check|del CONFLIST NETNS CONTAINERID [IFNAME]
+	t_cnitool "$1" "$2" "$3" CNI_CONTAINERID="$4" CNI_IFNAME="${5:-net1}" \
+		CNI_ARGS="IgnoreUnknown=true;K8S_POD_NAMESPACE=igb;K8S_POD_NAME=$4;K8S_POD_INFRA_CONTAINER_ID=$4"
+}
+# Nothing of the attachment left: no record, no marker, no reservation.
+no_leftovers() { # BDF what
+	t_eq "$(ls "$STATE" 2>/dev/null | grep -c '\.json$')" 0 "$2: records left in stateDir"
+	t_eq "$(ls "$STATE/pci" 2>/dev/null | grep -c "^$1\$")" 0 "$2: in-use marker of $1 left"
+	t_eq "$(find "$POOLDIR" -name 'a-*' 2>/dev/null | wc -l)" 0 "$2: addresses still reserved"
+}
+# Can the VF's netdev change its own MAC (the PF pins none)? Puts it back.
+vf_mac_free() { # BDF
+	local n mac ok=no
+	n=$(vf_netdev_of "$1")
+	mac=$(cat "/sys/class/net/$n/address")
+	ip link set "$n" address 02:00:00:00:0a:01 2>/dev/null && ok=yes
+	ip link set "$n" address "$mac"
+	echo "$ok"
+}
+pod_link() { # NETNS IFNAME
+	ip -n "$1" -j link show "$2" 2>/dev/null |
+		jq -r '.[0] | "\(.address) \(.mtu) \(.operstate)"'
+}
+
+SETTINGS='"mac": "02:aa:bb:cc:dd:01", "vlan": 100, "vlanQoS": 3, "spoofchk": "off", "trust": "on", "max_tx_rate": 100, "mtu": 9000'
+
+# ---- a: every PF-side setting igb supports ----
+t_begin "igb: ADD applies mac, vlan+qos, spoofchk, trust, max_tx_rate and mtu; CHECK passes; DEL restores the VF's PF line and netdev exactly"
+BDF=$(vf_bdf 0 0)
+before_line=$(vf_line 0 0)
+before_host=$(vf_host "$BDF")
+before_free=$(vf_mac_free "$BDF")
+pod=$(t_netns)
+conflist "$T_TMP/a.conflist" "$BDF" "$SETTINGS"
+cni add "$T_TMP/a.conflist" "$pod" igba
+t_eq "$T_RC" 0 "ADD (stdout: $T_OUT, stderr: $T_ERR)"
+line=$(vf_line 0 0)
+t_contains "$line" "link/ether 02:aa:bb:cc:dd:01" "PF line: mac"
+t_contains "$line" "vlan 100, qos 3" "PF line: vlan and qos"
+t_contains "$line" "spoof checking off" "PF line: spoofchk"
+t_contains "$line" "trust on" "PF line: trust"
+t_contains "$line" "max_tx_rate 100Mbps" "PF line: max_tx_rate"
+t_eq "$(pod_link "$pod" net1)" "02:aa:bb:cc:dd:01 9000 UP" "net1 in the pod: mac, mtu, up"
+t_eq "$(vf_netdev_of "$BDF")" "" "the VF's netdev left the host"
+cni check "$T_TMP/a.conflist" "$pod" igba
+t_eq "$T_RC" 0 "CHECK (stdout: $T_OUT, stderr: $T_ERR)"
+cni del "$T_TMP/a.conflist" "$pod" igba
+t_eq "$T_RC" 0 "DEL (stdout: $T_OUT, stderr: $T_ERR)"
+t_eq "$(vf_line 0 0)" "$before_line" "the VF's PF line after DEL"
+t_eq "$(vf_host "$BDF")" "$before_host" "the VF's netdev home: name, MAC, MTU"
+t_eq "$(vf_mac_free "$BDF")" "$before_free" "the VF may change its own MAC as before (no MAC left pinned)"
+no_leftovers "$BDF" "after DEL"
+
+# ---- b: DEL after the pod's namespace is gone ----
+t_begin "igb: DEL after 'ip netns del' brings the VF home (the kernel returned it as ethN with the pod's MAC)"
+BDF=$(vf_bdf 0 1)
+before_line=$(vf_line 0 1)
+before_host=$(vf_host "$BDF")
+pod=$(t_netns)
+conflist "$T_TMP/b.conflist" "$BDF" "$SETTINGS"
+cni add "$T_TMP/b.conflist" "$pod" igbb
+t_eq "$T_RC" 0 "ADD (stdout: $T_OUT, stderr: $T_ERR)"
+ip netns del "${pod##*/}"
+# The kernel hands the VF back once the namespace's last reference is gone.
+wait_for 60 vf_netdev_of "$BDF" >/dev/null
+echo "# the kernel gave it back as: $(vf_host "$BDF")"
+cni del "$T_TMP/b.conflist" "$pod" igbb
+t_eq "$T_RC" 0 "DEL (stdout: $T_OUT, stderr: $T_ERR)"
+t_eq "$(vf_line 0 1)" "$before_line" "the VF's PF line after DEL"
+t_eq "$(vf_host "$BDF")" "$before_host" "the VF's netdev home: name, MAC, MTU"
+t_eq "$(vf_mac_free "$BDF")" yes "the VF may change its own MAC (no MAC left pinned)"
+no_leftovers "$BDF" "after DEL"
+dmesg | grep -i "override administratively" | tail -n 3 | sed 's/^/# dmesg: /'
+
+# ---- c: settings igb refuses ----
+refused() { # name 'extra keys' setting-name-in-message
+	local bdf=$(vf_bdf 0 2) pod before_line before_host
+	t_begin "igb: $1 is refused by the driver: ADD fails with code 100 naming it and igb, and changes nothing"
+	before_line=$(vf_line 0 2)
+	before_host=$(vf_host "$bdf")
+	pod=$(t_netns)
+	conflist "$T_TMP/c.conflist" "$bdf" "\"mac\": \"02:aa:bb:cc:dd:02\", \"spoofchk\": \"off\", $2"
+	cni add "$T_TMP/c.conflist" "$pod" igbc
+	t_eq "$T_RC" 1 "ADD exit code (stderr: $T_ERR)"
+	t_eq "$(t_jq .code)" 100 "error code"
+	t_contains "$(t_jq .msg)" "$3" "the message names the setting"
+	t_contains "$(t_jq .msg)" "igb" "the message names the PF's driver"
+	t_eq "$(vf_line 0 2)" "$before_line" "the VF's PF line unchanged"
+	t_eq "$(vf_host "$bdf")" "$before_host" "the VF's netdev unchanged on the host"
+	t_eq "$(ip -n "$pod" -o link show | grep -vc ': lo:')" 0 "nothing in the pod"
+	no_leftovers "$bdf" "after the failed ADD"
+	ip netns del "${pod##*/}"
+}
+refused link_state '"link_state": "enable"' link_state
+refused min_tx_rate '"min_tx_rate": 10, "max_tx_rate": 100' min_tx_rate
+refused "vlanProto 802.1ad" '"vlan": 10, "vlanProto": "802.1ad"' 802.1ad
+
+# ---- d: VLAN isolation by the PFs, over the wire ----
+# A and B on VLAN 200 (A behind PF 0, B behind PF 1: through the wire), C on
+# VLAN 300 behind PF 0 (the same PF as A: its switch must keep them apart).
+# One subnet for all: only the VLAN separates them.
+declare -A POD IP4 IP6 MAC
+pod_add() { # NAME PF VF 'extra'
+	local bdf
+	bdf=$(vf_bdf "$2" "$3")
+	POD[$1]=$(t_netns)
+	conflist "$T_TMP/$1.conflist" "$bdf" "$4" 10.81.0.0/24
+	cni add "$T_TMP/$1.conflist" "${POD[$1]}" "igb$1"
+	t_eq "$T_RC" 0 "ADD of pod $1 (stdout: $T_OUT, stderr: $T_ERR)" || return 1
+	IP4[$1]=$(t_jq '.ips[] | select(.address | contains(".")) | .address' | cut -d/ -f1)
+	IP6[$1]=$(t_jq '.ips[] | select(.address | contains(":")) | .address' | cut -d/ -f1)
+	MAC[$1]=$(t_jq '.interfaces[] | select(.sandbox != null) | .mac')
+}
+pod_del() { # NAME PF VF
+	cni del "$T_TMP/$1.conflist" "${POD[$1]}" "igb$1"
+	t_eq "$T_RC" 0 "DEL of pod $1 (stdout: $T_OUT, stderr: $T_ERR)"
+}
+reach() { # FROM TO: yes or no
+	ip netns exec "${POD[$1]}" ping -q -c 3 -i 0.3 -W 2 "${IP4[$2]}" >/dev/null 2>&1 && echo yes || echo no
+}
+t_begin "igb: two pods on VLAN 200 reach each other over their VFs and the wire; a pod on VLAN 300 reaches neither, both ways"
+pod_add A 0 3 '"vlan": 200' && pod_add B 1 0 '"vlan": 200' && pod_add C 0 4 '"vlan": 300'
+t_eq "$(reach A B)" yes "A -> B (VLAN 200, PF 0 -> wire -> PF 1)"
+t_eq "$(reach B A)" yes "B -> A"
+t_eq "$(reach A C)" no "A -> C (VLAN 200 -> 300, one PF)"
+t_eq "$(reach C A)" no "C -> A"
+t_eq "$(reach B C)" no "B -> C (VLAN 200 -> 300, over the wire)"
+t_eq "$(reach C B)" no "C -> B"
+
+# ---- e: the announcements on the wire ----
+# What crossed the wire from a pod's MAC: its ARP and its neighbour advertisements.
+wire() { # MAC
+	tcpdump -nn -e -r "$VM_IGB_PCAP" "ether src $1" 2>/dev/null
+}
+announced() { # NAME: "arp na" as seen on the wire
+	local w ip=${IP4[$1]}
+	w=$(wire "${MAC[$1]}")
+	printf '%s %s' \
+		"$(grep -qF -e "who-has $ip tell $ip," -e "Reply $ip is-at" <<<"$w" && echo arp)" \
+		"$(grep -qF "neighbor advertisement, tgt is ${IP6[$1]}," <<<"$w" && echo na)"
+}
+t_begin "igb: the pods' frames reach the wire tagged by their PF with their VLAN"
+if [ -z "${VM_IGB_PCAP:-}" ] || [ ! -r "$VM_IGB_PCAP" ]; then
+	t_fail "no wire capture (VM_IGB_PCAP)"
+else
+	t_contains "$(wire "${MAC[A]}")" "vlan 200," "A's frames (PF 0) carry VLAN 200"
+	t_contains "$(wire "${MAC[B]}")" "vlan 200," "B's frames (PF 1) carry VLAN 200"
+	t_contains "$(wire "${MAC[C]}")" "vlan 300," "C's frames (PF 0) carry VLAN 300"
+	t_not_contains "$(wire "${MAC[C]}")" "vlan 200," "C's frames never carry VLAN 200"
+fi
+# The announcements (gratuitous ARP, unsolicited NA) are sent as soon as
+# the netdev is up; igbvf reports carrier a watchdog tick later, and what
+# is sent before is dropped. Measured and reported, not asserted: the
+# announcement path is being reworked to send after carrier.
+for p in A B C; do
+	echo "# announced on the wire by pod $p (${IP4[$p]}, ${IP6[$p]}): '$(announced $p)' (want 'arp na')"
+done
+for p in A B C; do pod_del $p; done
+no_leftovers x "after the VLAN pods' DEL"
+
+# Carrier late: the PF's link down during ADD, up after. Packets sent before
+# carrier are dropped by real NICs; what reaches the wire is reported here
+# (the announcement path is being reworked separately).
+ip link set "${PF[1]}" down
+pod_add D 1 2 ''
+ip link set "${PF[1]}" up
+wait_for 120 carrier "${PF[1]}"
+sleep 3
+echo "# carrier late: seen on the wire from pod D after the PF's link came up: '$(announced D)' (want 'arp na')"
+pod_del D
+
+t_done
