@@ -271,4 +271,148 @@ sleep 3
 echo "# carrier late: seen on the wire from pod D after the PF's link came up: '$(announced D)' (want 'arp na')"
 pod_del D
 
+# ---- f: the PF's VFs re-created while a pod holds one ----
+t_begin "igb: sriov_numvfs 0 then $NVF while a pod holds a VF: DEL exits 0 and clears record and reservation"
+pod_add F 1 3 '"mac": "02:aa:bb:cc:dd:0f", "vlan": 500' &&
+	echo 0 >"/sys/bus/pci/devices/${PF_BDF[1]}/sriov_numvfs" &&
+	t_eq "$(ip -n "${POD[F]}" -o link show | grep -vc ': lo:')" 0 "the VF's netdev went with its VF" &&
+	make_vfs 1
+t_not_contains "$(vf_line 1 3)" "vlan 500" "the re-created VF starts from the driver's defaults"
+pod_del F
+no_leftovers "$(vf_bdf 1 3)" "after DEL"
+t_not_contains "$(vf_line 1 3)" "02:aa:bb:cc:dd:0f" "DEL did not pin the old attachment's MAC on the new VF"
+
+# ---- h: every VF of both PFs at once ----
+t_begin "igb: 14 pods at once (every VF of both PFs), ADD then DEL all at once: each VF with its own settings, each home intact after"
+declare -A LINE HOST
+cnipath=$(t_cni_path)
+many() { # add|del
+	local k i id
+	for k in 0 1; do
+		for ((i = 0; i < NVF; i++)); do
+			id=h$k$i
+			env CNI_PATH="$cnipath" NETCONFPATH="$T_TMP" CNI_CACHE_DIR="$T_TMP/cni-cache" \
+				CNI_CONTAINERID=$id CNI_IFNAME=net1 "$VM_ARG_CNITOOL" "$1" "$T_TMP/$id.conflist" \
+				"${POD[$id]}" >"$T_TMP/$id.$1.out" 2>"$T_TMP/$id.$1.err" &
+		done
+	done
+	wait
+}
+for k in 0 1; do
+	for ((i = 0; i < NVF; i++)); do
+		id=h$k$i
+		LINE[$id]=$(vf_line $k $i)
+		HOST[$id]=$(vf_host "$(vf_bdf $k $i)")
+		POD[$id]=$(t_netns)
+		conflist "$T_TMP/$id.conflist" "$(vf_bdf $k $i)" \
+			"\"mac\": \"02:14:00:00:0$k:0$i\", \"vlan\": $((600 + 10 * k + i)), \"max_tx_rate\": $((10 + i))" \
+			10.82.0.0/24
+	done
+done
+many add
+for k in 0 1; do
+	for ((i = 0; i < NVF; i++)); do
+		id=h$k$i
+		t_eq "$(jq -r '.interfaces[] | select(.sandbox != null) | .mac' "$T_TMP/$id.add.out" 2>/dev/null)" \
+			"02:14:00:00:0$k:0$i" "ADD $id ($(cat "$T_TMP/$id.add.err"))"
+		line=$(vf_line $k $i)
+		t_contains "$line" "link/ether 02:14:00:00:0$k:0$i" "PF $k VF $i: mac"
+		t_contains "$line" "vlan $((600 + 10 * k + i))," "PF $k VF $i: vlan"
+		t_contains "$line" "max_tx_rate $((10 + i))Mbps" "PF $k VF $i: max_tx_rate"
+		t_eq "$(pod_link "${POD[$id]}" net1 | cut -d' ' -f1)" "02:14:00:00:0$k:0$i" "pod $id: net1"
+	done
+done
+many del
+for k in 0 1; do
+	for ((i = 0; i < NVF; i++)); do
+		id=h$k$i
+		t_eq "$(cat "$T_TMP/$id.del.err")" "" "DEL $id"
+		t_eq "$(vf_line $k $i)" "${LINE[$id]}" "PF $k VF $i: its PF line after DEL"
+		t_eq "$(vf_host "$(vf_bdf $k $i)")" "${HOST[$id]}" "PF $k VF $i: its netdev home"
+	done
+done
+no_leftovers x "after the 14 DELs"
+
+# ---- g: ADD killed at each of its netlink requests ----
+# strace kills sriov-rdma (and the pool-ipam it runs) at the Nth netlink
+# send, for N = 1, 2, ... until an ADD gets through: every step of an ADD
+# on the real PF and VF, interrupted; each followed by the runtime's DEL.
+t_begin "igb: ADD SIGKILLed at each of its netlink requests, then DEL: the VF home intact every time"
+if ! command -v strace >/dev/null; then
+	t_fail "no strace (scripts/setup test installs it)"
+else
+	BDF=$(vf_bdf 0 5)
+	before_line=$(vf_line 0 5)
+	before_host=$(vf_host "$BDF")
+	conflist "$T_TMP/g.conflist" "$BDF" "$SETTINGS"
+	killdir=$T_TMP/cni-kill
+	mkdir -p "$killdir"
+	cp -a "$cnipath/." "$killdir/"
+	points=0
+	for ((n = 1; n <= 80; n++)); do
+		printf '#!/bin/sh\nexec strace -f -qq -o /dev/null -e trace=sendto,sendmsg -e inject=sendto,sendmsg:signal=KILL:when=%d %q "$@"\n' \
+			"$n" "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" >"$killdir/sriov-rdma"
+		pod=$(t_netns)
+		T_OUT=$(env CNI_PATH="$killdir" NETCONFPATH="$T_TMP" CNI_CACHE_DIR="$T_TMP/cni-cache" \
+			CNI_CONTAINERID=igbg$n CNI_IFNAME=net1 "$VM_ARG_CNITOOL" add "$T_TMP/g.conflist" "$pod" 2>&1)
+		rc=$?
+		cni del "$T_TMP/g.conflist" "$pod" "igbg$n"
+		t_eq "$T_RC" 0 "DEL after ADD killed at send $n (stdout: $T_OUT, stderr: $T_ERR)"
+		t_eq "$(vf_line 0 5)" "$before_line" "killed at send $n: the VF's PF line after DEL"
+		t_eq "$(vf_host "$BDF")" "$before_host" "killed at send $n: the VF's netdev home"
+		no_leftovers "$BDF" "killed at send $n"
+		ip netns del "${pod##*/}"
+		[ "$rc" = 0 ] && break
+		points=$((points + 1))
+	done
+	echo "# ADD killed at $points points (the next one completed)"
+	[ "$points" -ge 8 ] || t_fail "ADD was killed at $points points only, want 8 or more"
+fi
+
+# ---- j: a VF bound to vfio-pci (DPDK), in vfio's no-IOMMU mode ----
+t_begin "igb: a VF bound to vfio-pci gets its PF-side settings and an address, no netdev move; DEL restores its PF line"
+BDF=$(vf_bdf 0 6)
+before_line=$(vf_line 0 6)
+bind() { # BDF DRIVER
+	echo "$2" >"/sys/bus/pci/devices/$1/driver_override" &&
+		{ [ ! -e "/sys/bus/pci/devices/$1/driver" ] || echo "$1" >"/sys/bus/pci/devices/$1/driver/unbind"; } &&
+		echo "$1" >/sys/bus/pci/drivers_probe &&
+		[ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver")")" = "$2" ]
+}
+if ! modprobe vfio enable_unsafe_noiommu_mode=1 || ! modprobe vfio-pci; then
+	t_fail "no vfio-pci module"
+elif ! bind "$BDF" vfio-pci; then
+	t_fail "cannot bind $BDF to vfio-pci (no-IOMMU mode)"
+else
+	pod=$(t_netns)
+	conflist "$T_TMP/j.conflist" "$BDF" '"mac": "02:aa:bb:cc:dd:06", "vlan": 700, "spoofchk": "off"'
+	cni add "$T_TMP/j.conflist" "$pod" igbj
+	t_eq "$T_RC" 0 "ADD (stdout: $T_OUT, stderr: $T_ERR)"
+	t_eq "$(t_jq '.ips | length')" 2 "the result carries the addresses"
+	line=$(vf_line 0 6)
+	t_contains "$line" "link/ether 02:aa:bb:cc:dd:06" "PF line: mac"
+	t_contains "$line" "vlan 700," "PF line: vlan"
+	t_eq "$(ip -n "$pod" -o link show | grep -vc ': lo:')" 0 "no netdev in the pod"
+	cni del "$T_TMP/j.conflist" "$pod" igbj
+	t_eq "$T_RC" 0 "DEL (stdout: $T_OUT, stderr: $T_ERR)"
+	t_eq "$(vf_line 0 6)" "$before_line" "the VF's PF line after DEL"
+	no_leftovers "$BDF" "after DEL"
+	t_eq "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver")")" vfio-pci "still bound to vfio-pci"
+	ip netns del "${pod##*/}"
+fi
+bind "$BDF" igbvf && wait_for 60 vf_netdev_of "$BDF" >/dev/null ||
+	t_fail "cannot give $BDF back to igbvf"
+echo "" >"/sys/bus/pci/devices/$BDF/driver_override"
+
+# ---- i: rdma-doctor on an SR-IOV node without RDMA ----
+t_begin "igb: rdma-doctor names the SR-IOV PFs and their VFs, says there is no RDMA and what to load"
+out=$("$SOURCE_DIR/scripts/rdma-doctor" --cni-bin-dir "" 2>&1)
+for k in 0 1; do
+	line=$(grep "pf ${PF_BDF[$k]} (${PF[$k]})" <<<"$out")
+	t_contains "$line" "SR-IOV PF without RDMA (driver igb, $NVF VFs: $(vf_bdf $k 0) " "PF $k"
+	t_contains "$line" "$(vf_bdf $k 6)" "PF $k's last VF"
+	t_contains "$line" "modprobe mlx5_core mlx5_ib" "what to load"
+done
+t_contains "$out" "FAIL sriov: no SR-IOV capable RDMA NIC" "no RDMA NIC"
+
 t_done
