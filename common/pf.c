@@ -562,6 +562,13 @@ unsigned pf_refused(const struct pf *pf)
 	return pf->refused;
 }
 
+bool pf_mac_unset(const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	return !memcmp(mac, zero, 6);
+}
+
 void pf_vf_config_default(struct pf_vf_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));

@@ -109,6 +109,9 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
  */
 unsigned pf_refused(const struct pf *pf);
 
+/* An all-zero MAC: the PF holds none for the VF (mlx5's default; clearing one on igb). */
+bool pf_mac_unset(const uint8_t mac[6]);
+
 /*
  * The driver's defaults for a VF's PF-side settings, as mlx5 reports a VF
  * nobody configured: it zeroes a VF's e-switch vport info when it creates

@@ -319,13 +319,6 @@ static void vf_field_format(unsigned field, const struct pf_vf_config *v, char *
 
 static void vfcfg_undo(struct add_ctx *c);
 
-static bool mac_zero(const uint8_t mac[6])
-{
-	static const uint8_t zero[6];
-
-	return !memcmp(mac, zero, 6);
-}
-
 static int vfcfg_refused(struct add_ctx *c, int ret, const struct pf_vf_config *asked,
 			 struct cni_error *err)
 {
@@ -355,7 +348,7 @@ static int vfcfg_run(struct add_ctx *c, struct cni_error *err)
 	cfg.mask &= ~PF_VF_MAC;
 	ret = pf_set(c->pf, c->vf.vf_index, &cfg);
 	if (ret == 0 && (c->conf.vf.mask & PF_VF_MAC) && (c->rec.vf_orig.mask & PF_VF_MAC) &&
-	    !mac_zero(c->rec.vf_orig.mac)) {
+	    !pf_mac_unset(c->rec.vf_orig.mac)) {
 		cfg.mask = PF_VF_MAC;
 		memset(cfg.mac, 0, 6);
 		ret = pf_set(c->pf, c->vf.vf_index, &cfg);
@@ -385,7 +378,7 @@ static void vfcfg_undo(struct add_ctx *c)
 	ret = pf_set(c->pf, c->vf.vf_index, &cfg);
 	if (ret == 0 && (c->rec.vf_orig.mask & PF_VF_MAC)) {
 		cfg.mask = PF_VF_MAC;
-		if (mac_zero(cfg.mac) || pf_get(c->pf, c->vf.vf_index, &now) < 0 ||
+		if (pf_mac_unset(cfg.mac) || pf_get(c->pf, c->vf.vf_index, &now) < 0 ||
 		    !(now.mask & PF_VF_MAC) || memcmp(now.mac, cfg.mac, 6))
 			ret = pf_set(c->pf, c->vf.vf_index, &cfg);
 	}

@@ -118,13 +118,6 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, int ret)
 	return false;
 }
 
-static bool mac_zero(const uint8_t mac[6])
-{
-	static const uint8_t zero[6];
-
-	return !memcmp(mac, zero, 6);
-}
-
 /*
  * The VF's settings on its PF, in one of two passes. pin_mac false: all
  * but the MAC, then the MAC cleared, before the netdev comes home: Intel
@@ -143,8 +136,9 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd, 
 	struct pf *pf = NULL;
 	int ret;
 
+	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask || (pin_mac && (!(rec->vf_orig.mask & PF_VF_MAC) ||
-					       mac_zero(rec->vf_orig.mac))))
+					       pf_mac_unset(rec->vf_orig.mac))))
 		return 0;
 	ret = pf_open(rec->pf_netdev, &pf);
 	if (ret < 0)
