@@ -140,6 +140,7 @@ struct pf {
 	char name[IFNAMSIZ];
 	int lock_dirfd;			/* -1: pf_set takes no PF lock */
 	char lock_name[VF_BDF_LEN + 8];	/* "<pf-bdf>.pf.lock" */
+	unsigned refused;		/* the field the last pf_set failed on, 0: none */
 };
 
 static const void *vf_payload(const struct nlattr *a, size_t len)
@@ -531,6 +532,7 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 	ret = check_vf_config(cfg);
 	if (ret < 0 || !(cfg->mask & PF_VF_ALL))
 		return ret;
+	pf->refused = 0;
 	if (pf->lock_dirfd >= 0) {
 		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS);
 		if (lock_fd < 0)
@@ -546,11 +548,25 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 		mnl_attr_nest_end(nlh, info);
 		mnl_attr_nest_end(nlh, list);
 		ret = pf_xfer(pf, nlh, NULL, NULL);
-		if (ret < 0)
+		if (ret < 0) {
+			pf->refused = order[i];
 			break;
+		}
 	}
 	lock_release(lock_fd);
 	return ret;
+}
+
+unsigned pf_refused(const struct pf *pf)
+{
+	return pf->refused;
+}
+
+bool pf_mac_unset(const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	return !memcmp(mac, zero, 6);
 }
 
 void pf_vf_config_default(struct pf_vf_config *cfg)

@@ -101,6 +101,16 @@ unsigned pf_requests(void);
  * pf_lock_at named one (-ETIMEDOUT when it stays taken).
  */
 int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
+/*
+ * The field (PF_VF_*) whose request the last pf_set saw fail, 0 when it
+ * did not fail on a request (or succeeded): drivers implement a subset
+ * (igb has no link state, no min rate, no 802.1ad), and the error must
+ * say which setting the driver refused.
+ */
+unsigned pf_refused(const struct pf *pf);
+
+/* An all-zero MAC: the PF holds none for the VF (mlx5's default; clearing one on igb). */
+bool pf_mac_unset(const uint8_t mac[6]);
 
 /*
  * The driver's defaults for a VF's PF-side settings, as mlx5 reports a VF

@@ -195,6 +195,10 @@ int vf_lookup(const char *sysfs_root, const char *bdf, struct vf_dev *vf)
 	    (ret = first_entry(path, vf->pf_netdev, sizeof(vf->pf_netdev))) < 0 ||
 	    (ret = find_vf_index(pfdir, bdf, &vf->vf_index)) < 0)
 		return ret;
+	/* For messages only: which driver refused a setting. */
+	if (pathf(path, sizeof(path), "%s/driver", pfdir) < 0 ||
+	    link_basename(path, vf->pf_driver, sizeof(vf->pf_driver)) < 0)
+		vf->pf_driver[0] = '\0';
 
 	if ((ret = pathf(path, sizeof(path), "%s/net", dev)) < 0 ||
 	    (ret = first_entry(path, vf->netdev, sizeof(vf->netdev))) < 0)

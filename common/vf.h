@@ -23,6 +23,7 @@ struct vf_dev {
 	char netdev[IFNAMSIZ];		/* "" when the VF has none (DPDK, or moved away) */
 	char pf_bdf[VF_BDF_LEN];
 	char pf_netdev[IFNAMSIZ];
+	char pf_driver[64];		/* the PF's driver ("igb", "mlx5_core"), "" when unknown */
 	int vf_index;			/* N of the PF's virtfnN link to us */
 	char driver[64];		/* "" when unbound */
 	bool dpdk;			/* vfio-pci, uio_pci_generic, igb_uio */

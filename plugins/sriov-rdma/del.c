@@ -121,17 +121,29 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
 	return false;
 }
 
-/* pf_lock_dirfd: where the PF's lock lives, -1 for none (the VF is not locked either). */
+/*
+ * The VF's settings on its PF, in one of two passes. pin_mac false: all
+ * but the MAC, then the MAC cleared, before the netdev comes home: Intel
+ * PFs (igb, ixgbe, i40e) refuse a VF-side MAC change while the PF holds
+ * an administrative MAC for the VF ("VF N attempted to override
+ * administratively set MAC address"), and clearing it is what lets the
+ * netdev take its host MAC back. pin_mac true, after the netdev is home:
+ * the MAC from before the attachment, unless the PF reports it already
+ * (on igb the netdev's own MAC shows there, unpinned, as before the
+ * attachment; pinning it again would refuse the next VF-side change).
+ * pf_lock_dirfd: where the PF's lock lives, -1 for none.
+ */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
-			     const char *sysfs_root)
+			     const char *sysfs_root, bool pin_mac)
 {
-	struct pf_vf_config first = rec->vf_orig, mac = rec->vf_orig;
+	struct pf_vf_config cfg = rec->vf_orig, now;
 	char pf_name[IFNAMSIZ];
 	struct pf *pf = NULL;
 	int ret;
 
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
-	if (!rec->vf_orig.mask)
+	if (!rec->vf_orig.mask || (pin_mac && (!(rec->vf_orig.mask & PF_VF_MAC) ||
+					       pf_mac_unset(rec->vf_orig.mac))))
 		return 0;
 	ret = sriov_pf_name(rec, sysfs_root, pf_name);
 	if (ret == 0)
@@ -141,15 +153,24 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	if (pf_lock_dirfd >= 0 && (ret = pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
 		log_warn("VF %s: PF address %s: %s: its settings go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
-	/*
-	 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
-	 * default) while spoof checking is on, which this may just turn off.
-	 */
-	first.mask &= ~PF_VF_MAC;
-	mac.mask &= PF_VF_MAC;
-	ret = pf_set(pf, rec->vf_index, &first);
-	if (ret == 0)
-		ret = pf_set(pf, rec->vf_index, &mac);
+	if (pin_mac) {
+		cfg.mask = PF_VF_MAC;
+		ret = pf_get(pf, rec->vf_index, &now);
+		if (ret < 0 || !(now.mask & PF_VF_MAC) || memcmp(now.mac, cfg.mac, 6))
+			ret = pf_set(pf, rec->vf_index, &cfg);
+	} else {
+		/*
+		 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
+		 * default) while spoof checking is on, which this may just turn off.
+		 */
+		cfg.mask &= ~PF_VF_MAC;
+		ret = pf_set(pf, rec->vf_index, &cfg);
+		if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
+			cfg.mask = PF_VF_MAC;
+			memset(cfg.mac, 0, 6);
+			ret = pf_set(pf, rec->vf_index, &cfg);
+		}
+	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
 	pf_close(pf);
@@ -192,7 +213,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
+	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, false);
 	lap("vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
@@ -228,6 +249,12 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 				 rec->bdf, rec->ifname);
 		sriov_rail_release(rec, pod_ls);
 		lap("netdev");
+	}
+	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, true);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
+			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		goto out;
 	}
 	if (locked) {
 		ret = claim_clear(claim, &me);

@@ -125,7 +125,7 @@ t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(grep '^vf=2 ' "$SR_FAKE/$SR_PFNET.vfs")" "vf=2 mac=00:00:00:00:00:00 vlan=0 qos=0 proto=802.1Q \
 spoofchk=off trust=off link_state=auto min_tx_rate=0 max_tx_rate=0" "VF 2 back to the driver's defaults"
 
-t_begin "Two ADDs on one PF: their VF settings reach the PF one batch after the other"
+t_begin "Two ADDs on one PF: their VF settings reach the PF batch by batch, never interleaved"
 sr_setup 2
 pods=("$(t_netns)" "$(t_netns)")
 echo 40 > "$SR_FAKE/$SR_PFNET.delay_ms"
@@ -139,7 +139,10 @@ done
 wait
 timeline=$(cat "$SR_FAKE/$SR_PFNET.timeline")
 t_eq "$(wc -l <<<"$timeline")" 10 "both ADDs set five fields ($timeline)"
-t_eq "$(cut -d' ' -f1 <<<"$timeline" | uniq | wc -l)" 2 "one batch after the other ($timeline)"
+# ADD sets the MAC apart, after the netdev took it from its own side (Intel
+# PFs refuse that while the PF holds a MAC for the VF): two batches, each
+# whole under the lock, so a pid changes at most 3 times.
+t_eq "$(($(cut -d' ' -f1 <<<"$timeline" | uniq | wc -l) <= 4))" 1 "ADD batches whole ($timeline)"
 for i in 0 1; do
 	t_contains "$(grep "^vf=$i " "$SR_FAKE/$SR_PFNET.vfs")" "vlan=100" "VF $i configured"
 done
