@@ -231,6 +231,15 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 	return 0;
 }
 
+/* An IPoIB netdev has a 20-byte address and no MAC to set or give back. */
+static int snapshot_ib(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->conf.ib.is_ib)
+		return 0;
+	memset(c->rec.host_mac, 0, 6);
+	return sriov_ib_snapshot(&c->conf, &c->vf, c->pci_fd, &c->rec, err);
+}
+
 /*
  * Everything the later steps may change, in one write: a DEL after ADD
  * died at any instant from here on undoes exactly that. Two writes of the
@@ -240,7 +249,7 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 {
 	int ret;
 
-	if (snapshot(c, err))
+	if (snapshot(c, err) || snapshot_ib(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
 	if (c->conf.devinfo_file)
@@ -313,6 +322,78 @@ static void vfcfg_undo(struct add_ctx *c)
 			  c->vf.pf_netdev, strerror(-ret));
 }
 
+/* ---- InfiniBand: the GUIDs, and the rebind that applies them ---- */
+
+/*
+ * The rebind gave the VF a new netdev and RDMA device (new ifindex, new
+ * RDMA index, maybe new names): what the later steps move is looked at
+ * again, and the record says so before they run.
+ */
+static int ib_after_rebind(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	int ret;
+
+	rdma_sock_close(c->rdma);
+	c->rdma = NULL;
+	memset(c->rec.rdma_dev, 0, sizeof(c->rec.rdma_dev));
+	memset(c->rec.rdma_pod_name, 0, sizeof(c->rec.rdma_pod_name));
+	c->rec.rdma_index = 0;
+	if (plan_run(c, err))
+		return -1;
+	ret = link_sock_open(&ls);
+	if (ret == 0) {
+		ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
+					   SRIOV_MAX_ALTNAMES, &c->n_altnames);
+		link_sock_close(ls);
+	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: netdev %s after the "
+				  "rebind: %s", c->vf.bdf, c->vf.netdev, strerror(-ret));
+	c->rec.rdma_moved = c->rdma != NULL;
+	memcpy(c->rec.host_ifname, c->host_li.name, IFNAMSIZ);
+	c->rec.host_mtu = c->host_li.mtu;
+	c->rec.host_up = c->host_li.up;
+	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
+	memset(c->me.rdma_dev, 0, sizeof(c->me.rdma_dev));
+	c->me.rdma_index = 0;
+	if (c->rec.rdma_moved) {
+		snprintf(c->me.rdma_dev, sizeof(c->me.rdma_dev), "%s", c->rec.rdma_dev);
+		c->me.rdma_index = c->rec.rdma_index;
+	}
+	ret = sriov_record_write(c->state_fd, &c->rec);
+	if (ret == 0)
+		ret = claim_mark(&c->claim, &c->me);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
+	return 0;
+}
+
+static void ibguid_undo(struct add_ctx *c);
+
+static int ibguid_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->rec.ib.guid_set)
+		return 0;
+	if (sriov_ib_apply(&c->conf, &c->vf, c->pci_fd, &c->rec, err) ||
+	    ib_after_rebind(c, err)) {
+		/* No later undo runs for this step: the VF's own GUIDs go back now. */
+		ibguid_undo(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void ibguid_undo(struct add_ctx *c)
+{
+	int ret = sriov_ib_restore(&c->rec, c->pci_fd, c->conf.paths.sysfs_root);
+
+	if (ret < 0)
+		log_error("VF %s: cannot restore its GUIDs on PF %s: %s", c->vf.bdf,
+			  c->vf.pf_netdev, strerror(-ret));
+}
+
 /* ---- the RDMA device into the pod (decided by sriov_rdma_plan) ---- */
 
 static int rdma_run(struct add_ctx *c, struct cni_error *err)
@@ -357,7 +438,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot move %s into %s as %s: %s",
 				  c->vf.bdf, c->vf.netdev, c->req->env.netns, ifname,
 				  strerror(-ret));
-	memcpy(c->rec.pod_mac, pod_li.mac, 6);
+	if (!c->conf.ib.is_ib)
+		memcpy(c->rec.pod_mac, pod_li.mac, 6);
 	c->rec.pod_mtu = pod_li.mtu;
 	c->pod_ifindex = pod_li.ifindex;
 	return 0;
@@ -546,7 +628,9 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 			return ret;
 		}
 	}
-	announce(c, li.ifindex);
+	/* Its frames are Ethernet's: IPoIB peers learn the address from the kernel's ARP. */
+	if (!c->conf.ib.is_ib)
+		announce(c, li.ifindex);
 	return 0;
 }
 
@@ -606,6 +690,7 @@ static const struct add_step add_steps[] = {
 	{ "rdma-plan",	plan_run,	NULL },
 	{ "record",	record_run,	record_undo },
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
+	{ "ib-guid",	ibguid_run,	ibguid_undo },
 	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
 	{ "sysctl",	sysctl_run,	sysctl_undo },
@@ -733,7 +818,8 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
 	if (!c->vf.dpdk) {
-		link_mac_format(c->rec.pod_mac, ifc->mac);
+		if (!c->conf.ib.is_ib)
+			link_mac_format(c->rec.pod_mac, ifc->mac);
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
 		link_mac_format(c->conf.mac, ifc->mac);
@@ -835,7 +921,8 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err))
+	if (lookup_vf(c, err) || sriov_ib_validate(&c->conf, &c->vf, err) || open_pod(c, err) ||
+	    open_state(c, err))
 		goto out;
 	timing_lap(&c->timing, "checks");
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);

@@ -30,6 +30,9 @@ static void expected(const struct sriov_record *rec, const struct cni_result *pr
 
 	link_mac_format(rec->pod_mac, mac);
 	*mtu = rec->pod_mtu;
+	/* IPoIB: a 20-byte address, which no result carries as a MAC. */
+	if (rec->ib.ib)
+		mac[0] = '\0';
 	if (!from_prev)
 		return;
 	mac[0] = '\0';
@@ -225,7 +228,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	}
 	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, err) ||
-	    check_vf_config(&rec, err))
+	    check_vf_config(&rec, err) ||
+	    sriov_ib_check(&rec, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

@@ -222,6 +222,14 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		sriov_rail_release(rec, pod_ls);
 		lap("netdev");
 	}
+	/* Once the netdev is home: the rebind that applies them replaces it. */
+	ret = sriov_ib_restore(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
+	lap("ib-guid");
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
+			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
+		goto out;
+	}
 	if (locked) {
 		ret = claim_clear(claim, &me);
 		if (ret < 0)
