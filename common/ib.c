@@ -246,6 +246,7 @@ int ib_vf_rebind(const char *root, const char *bdf, const char *driver, int time
 	struct vf_dev vf;
 	int ret, n;
 
+	netdev[0] = rdma[0] = '\0';
 	if (!plain_name(driver) || strlen(driver) >= 64)
 		return -EINVAL;
 	ret = vf_lookup(root, bdf, &vf);

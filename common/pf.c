@@ -666,6 +666,9 @@ int pf_set_guids(struct pf *pf, int vf_index, const struct pf_vf_guids *g)
 	mnl_attr_put(nlh, IFLA_VF_IB_PORT_GUID, sizeof(port), &port);
 	mnl_attr_nest_end(nlh, info);
 	mnl_attr_nest_end(nlh, list);
+	/* iproute2's addattr_nest marks no nest NLA_F_NESTED: neither do we, to send what it sends. */
+	list->nla_type &= (uint16_t)~NLA_F_NESTED;
+	info->nla_type &= (uint16_t)~NLA_F_NESTED;
 	ret = pf_xfer(pf, nlh, NULL, NULL);
 	lock_release(lock_fd);
 	return ret;

@@ -274,7 +274,7 @@ static int rebind_wait_ms(void)
 int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
 		   const struct sriov_record *rec, struct cni_error *err)
 {
-	char netdev[IFNAMSIZ], rdma[64];
+	char netdev[IFNAMSIZ], rdma[64], bdf[VF_BDF_LEN];
 	struct pf *pf = NULL;
 	int ret;
 
@@ -302,10 +302,12 @@ int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot rebind it to %s for its "
 				  "new GUID: %s", vf->bdf, rec->ib.driver, strerror(-ret));
-	ret = vf_lookup(conf->paths.sysfs_root, vf->bdf, vf);
+	/* vf_lookup clears what it fills: the address from a copy. */
+	memcpy(bdf, vf->bdf, sizeof(bdf));
+	ret = vf_lookup(conf->paths.sysfs_root, bdf, vf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: after its rebind: %s",
-				  vf->bdf, strerror(-ret));
+				  bdf, strerror(-ret));
 	log_info("VF %s rebound: netdev %s, RDMA device %s", vf->bdf, vf->netdev,
 		 vf->rdma_dev[0] ? vf->rdma_dev : "none");
 	return 0;
