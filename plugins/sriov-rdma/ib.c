@@ -101,15 +101,6 @@ int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struc
 		return -EINVAL;
 	if (!rt && g && parse_guid("guid", g, ib, true, err))
 		return -EINVAL;
-	if (ib->k8s && !rt) {
-		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ibKubernetesEnabled: true, but no "
-			   "runtimeConfig.infinibandGUID: ib-kubernetes has not given this pod a GUID "
-			   "yet");
-		cni_error_details(err, "the NAD must list the capability (\"capabilities\": "
-				  "{\"infinibandGUID\": true}) and ib-kubernetes must run; the pod is "
-				  "retried once it has annotated it");
-		return -EINVAL;
-	}
 	if (rt)
 		ib->ib_key = "runtimeConfig.infinibandGUID";
 	else if (g)
@@ -151,6 +142,16 @@ int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct c
 		cni_error_details(err, "drop it: an InfiniBand VF has no MAC, VLAN, spoof check, "
 				  "trust or rate on its PF (the subnet manager's partitions, pkey, "
 				  "take the VLAN's place)");
+		return -EINVAL;
+	}
+	/* Here, not in parsing: a config is checked whole before the VF is looked at, this is the VF's. */
+	if (ib->k8s && (!ib->guid_field || strcmp(ib->guid_field, "runtimeConfig.infinibandGUID"))) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ibKubernetesEnabled: true, but no "
+			   "runtimeConfig.infinibandGUID: ib-kubernetes has not given this pod a GUID "
+			   "yet");
+		cni_error_details(err, "the NAD must list the capability (\"capabilities\": "
+				  "{\"infinibandGUID\": true}) and ib-kubernetes must run; the pod is "
+				  "retried once it has annotated it");
 		return -EINVAL;
 	}
 	if (vf->dpdk) {
