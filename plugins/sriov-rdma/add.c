@@ -416,6 +416,30 @@ static void rdma_undo(struct add_ctx *c)
 
 static void netdev_undo(struct add_ctx *c);
 
+static int ib_netdev_again(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	char name[IFNAMSIZ];
+	int ret;
+
+	ret = vf_netdev_name(c->conf.paths.sysfs_root, c->vf.bdf, name);
+	if (ret == 0 && !name[0])
+		ret = -ENODEV;
+	if (ret == 0)
+		ret = link_sock_open(&ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev after "
+				  "the RDMA device moved: %s", c->vf.bdf, strerror(-ret));
+	ret = link_get_by_name_alt(ls, name, &c->host_li, c->altnames, SRIOV_MAX_ALTNAMES,
+				   &c->n_altnames);
+	link_sock_close(ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev %s "
+				  "after the RDMA device moved: %s", c->vf.bdf, name, strerror(-ret));
+	memcpy(c->vf.netdev, c->host_li.name, IFNAMSIZ);
+	return 0;
+}
+
 static int netdev_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
@@ -426,6 +450,12 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		log_info("VF %s is bound to %s (DPDK): no netdev to move", c->vf.bdf, c->vf.driver);
 		return 0;
 	}
+	/*
+	 * Moving an IB RDMA device recreates its IPoIB netdev (ib-sriov-cni's
+	 * finding): the netdev to move is the one the VF's PCI address has now.
+	 */
+	if (c->conf.ib.is_ib && c->rdma && (ret = ib_netdev_again(c, err)) < 0)
+		return ret;
 	c->rail.held_down = sriov_rail_hold_down(&c->conf);
 	ret = sriov_netdev_to_pod(&c->host_li, c->altnames, c->n_altnames, c->pod_fd, c->pod_ls,
 				  ifname, c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
