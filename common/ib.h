@@ -49,10 +49,12 @@ int ib_port_guid(const char *sysfs_root, const char *bdf, uint64_t *guid);
 /*
  * Unbind the VF from its driver (when bound), wait until its netdev and
  * RDMA device are gone, bind it to `driver`, and wait until the driver
- * has given it a netdev and RDMA device again and udev has named the
- * netdev (name_assign_type no longer "enum"), at most timeout_ms. Found
- * by PCI address: netdev and rdma get the new names. -ETIMEDOUT when the
- * wait ran out (netdev/rdma hold what was there then).
+ * has given it a netdev (and an RDMA device, if it had one) again and udev
+ * has renamed the netdev (name_assign_type no longer 1, "enum"; after 3 s
+ * the kernel's name is taken: a node may have no rename rule), at most
+ * timeout_ms in all. Found by PCI address: netdev and rdma get the new
+ * names. -ETIMEDOUT when the wait ran out (netdev/rdma hold what was
+ * there then, "" for none).
  */
 int ib_vf_rebind(const char *sysfs_root, const char *bdf, const char *driver, int timeout_ms,
 		 char netdev[IFNAMSIZ], char rdma[64]);

@@ -5,8 +5,9 @@
  * netconf.c parses and validates the configuration (nothing on the host is
  * touched before it succeeds), record.c keeps the attachment record and the
  * device-info file, vfnet.c moves the VF netdev between namespaces,
- * rdmadev.c its RDMA device, and add.c, del.c, check.c and gc.c implement
- * the commands on top of them.
+ * rdmadev.c its RDMA device, ib.c an InfiniBand VF's GUIDs and rebind,
+ * and add.c, del.c, check.c and gc.c implement the commands on top of
+ * them.
  */
 #ifndef SRIOV_H
 #define SRIOV_H
