@@ -244,12 +244,24 @@ t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5
 t_eq "$(t_jq .code)" 7 "ibKubernetesEnabled without a GUID: code"
 t_contains "$(t_jq .msg)" "ibKubernetesEnabled" "names ibKubernetesEnabled"
 for bad in '"vlan": 10|vlan' '"mac": "02:00:00:00:00:01"|mac' '"spoofchk": "off"|spoofchk' \
-	   '"trust": "on"|trust' '"max_tx_rate": 100|max_tx_rate' '"mtu": 9000|mtu'; do
+	   '"trust": "on"|trust' '"max_tx_rate": 100|max_tx_rate' '"mtu": 9000|mtu' \
+	   '"pkey": "0x0000"|pkey' '"pkey": "8001"|pkey' '"ibKubernetesEnabled": "yes"|ibKubernetesEnabled'; do
 	ib_conflist 1.0.0 "\"guid\": \"$G1\", ${bad%|*}"
 	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5
 	t_eq "$(t_jq .code)" 7 "${bad%|*} on IB: code"
 	t_contains "$(t_jq .msg)" "${bad#*|}" "${bad%|*} on IB: names it"
 done
+for bad in '"guid": "02:c9:03:00:00:ab:cd"|not a GUID' '"guid": "00:00:00:00:00:00:00:00"|all-zero' \
+	   '"guid": "ff:ff:ff:ff:ff:ff:ff:ff"|all-ones'; do
+	ib_conflist 1.0.0 "${bad%|*}"
+	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5
+	t_eq "$(t_jq .code)" 7 "${bad%|*}: code"
+	t_contains "$(t_jq .msg)" 'guid "' "${bad%|*}: names guid"
+	t_contains "$(t_jq .msg)" "${bad#*|}" "${bad%|*}: says why"
+done
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5 CAP_ARGS='{"infinibandGUID": "auto"}'
+t_eq "$(t_jq .code)" 7 "infinibandGUID \"auto\": code (ib-kubernetes gives a GUID, not auto)"
+t_contains "$(t_jq .msg)" "runtimeConfig.infinibandGUID" "names runtimeConfig.infinibandGUID"
 ib_conflist 1.0.0 "\"guid\": \"$G1\""
 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c5 CNI_ARGS="IgnoreUnknown=true;MAC=02:00:00:00:00:09"
 t_contains "$(t_jq .msg)" "CNI_ARGS MAC" "a MAC from CNI_ARGS on IB: names it"
