@@ -153,7 +153,12 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: %s", c->claim.bdf,
 				  strerror(-ret));
-	/* The names the takeover just gave them, whatever sysfs lags behind with. */
+	/*
+	 * The names the takeover just gave them, whatever sysfs lags behind
+	 * with; after an InfiniBand VF's rebind, sysfs has the new ones.
+	 */
+	if (took_over && old.ib.guid_set)
+		took_over = false;
 	if (took_over && !old.dpdk && c->vf.netdev[0])
 		memcpy(c->vf.netdev, old.host_ifname, IFNAMSIZ);
 	if (took_over && old.rdma_moved && c->vf.rdma_dev[0])

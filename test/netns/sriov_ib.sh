@@ -351,4 +351,25 @@ t_eq "$(grep -c '^bind ' "$EV")" 2 "rebound"
 t_eq "$(sr_host_link "$(vf_netdev 0)" | cut -d' ' -f1)" "$(vf_netdev 0)" "a netdev on the host again"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 
+t_begin "a stale claim on an IB VF (its pod gone without a DEL) is taken over: the last tenant's GUID undone first"
+ib_setup 1
+podA=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+t_cnitool add "$CONF" "$podA" CNI_IFNAME=net1 CNI_CONTAINERID=ca
+t_eq "$T_RC" 0 "ADD A ($T_ERR)"
+ip netns del "$(basename "$podA")"
+sed -i "s/ [0-9]*\$/ $HOST_NS/" "$RF/rdma.devs"
+podB=$(t_netns)
+ib_conflist 1.0.0 '"guid": "02:c9:03:00:00:ab:cd:02"'
+t_cnitool add "$CONF" "$podB" CNI_IFNAME=net1 CNI_CONTAINERID=cb
+t_eq "$T_RC" 0 "ADD B takes over ($T_ERR)"
+t_eq "$(grep -o 'node_guid=[^ ]*' "$SR_FAKE/$SR_PFNET.calls" | tr '\n' ' ')" \
+	"node_guid=$G1 node_guid=$ZERO node_guid=02:c9:03:00:00:ab:cd:02 " "A's GUID set, undone, B's set"
+t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "the VF in B"
+t_eq "$(rec_jq .infiniband.origPortGuid cb:net1.json)" "$ZERO" "B's record holds the VF's own GUID, not A's"
+t_cnitool del "$CONF" "$podB" CNI_IFNAME=net1 CNI_CONTAINERID=cb
+t_eq "$T_RC" 0 "DEL B ($T_ERR)"
+t_eq "$(vf_guids 0)" "node_guid=$ZERO port_guid=$ZERO" "the VF's own GUID back"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_done
