@@ -106,6 +106,7 @@ static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_err
 	} else {
 		sriov_record_fallback(&c->vf, c->claim.marker == CLAIM_MARKER_READ ? o : NULL,
 				      o->container_id, o->ifname, o->netns, old);
+		sriov_ib_fallback(&c->conf.paths, &c->vf, old);
 		log_warn("VF %s: taking over the stale claim of %s, %s: restoring it as %s with the "
 			 "driver's default VF settings", c->vf.bdf,
 			 c->claim.marker == CLAIM_MARKER_READ ? who : "whose marker is unreadable",

@@ -429,6 +429,7 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 	}
 	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
 			      &rec);
+	sriov_ib_fallback(&c->paths, &vf, &rec);
 	log_warn("%s: falling back on deviceID %s and CNI_IFNAME %s: the VF goes home as %s, "
 		 "its PF settings back to the driver's defaults%s", why, c->bdf,
 		 c->req->env.ifname, vf.dpdk ? "(dpdk)" : rec.host_ifname,

@@ -357,6 +357,23 @@ int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const ch
 	return 0;
 }
 
+void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
+		       struct sriov_record *rec)
+{
+	bool ib = false;
+	int ret;
+
+	/* A VF whose devices are in the pod shows neither: its PF's port tells as well. */
+	ret = ib_vf_is_ib(paths->sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &ib);
+	if (ret == -ENOENT)
+		ret = ib_vf_is_ib(paths->sysfs_root, vf->pf_bdf, vf->pf_netdev, NULL, &ib);
+	if (ret < 0 || !ib)
+		return;
+	rec->ib.ib = true;
+	rec->vf_orig.mask &= PF_VF_LINK_STATE;
+	memset(rec->host_mac, 0, sizeof(rec->host_mac));
+}
+
 int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
 {
 	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN];

@@ -350,6 +350,13 @@ int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
  * refusing the GUIDs is an error; a rebind that does not settle is logged.
  */
 int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root);
+/*
+ * DEL's fallback record for an InfiniBand VF: only its link state goes back
+ * to the driver's default (IPoIB has no MAC, VLAN, spoof check, trust or
+ * rate on its PF, and refuses them); its GUIDs are not known.
+ */
+void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
+		       struct sriov_record *rec);
 /* CHECK: the PF still holds the GUIDs ADD set (code 107 otherwise). */
 int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err);
 

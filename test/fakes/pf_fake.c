@@ -40,7 +40,9 @@
  *                     pf=P vf=3 node_guid=G port_guid=G" in .calls, its
  *                     IFLA_VFINFO_LIST attribute as one line of hex in
  *                     <pf>.wire, and fails like the others under
- *                     "fail guid".
+ *                     "fail guid". On such a VF only link_state and the
+ *                     GUIDs can be set (IPoIB's ndo ops): any other SET
+ *                     fails with EOPNOTSUPP.
  *   <dir>/<pf>.vfinfo_max  optional, a number N: a GETLINK lists only the
  *                     first N VFs in IFLA_VFINFO_LIST (IFLA_NUM_VF still
  *                     counts them all), as a kernel whose nest overflowed.
@@ -754,6 +756,11 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 	for (i = 0; i < st.n; i++) {
 		if (st.vfs[i].vf != vf)
 			continue;
+		/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
+		if (st.vfs[i].ib && c.mask != PF_VF_LINK_STATE) {
+			*nlerr = EOPNOTSUPP;
+			break;
+		}
 		fake_apply(&st.vfs[i].cfg, c.mask, &c);
 		ret = fake_save(pf, &st);
 		*nlerr = 0;

@@ -372,4 +372,19 @@ t_eq "$T_RC" 0 "DEL B ($T_ERR)"
 t_eq "$(vf_guids 0)" "node_guid=$ZERO port_guid=$ZERO" "the VF's own GUID back"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 
+t_begin "DEL with the record unreadable: the fallback resets only what an IB VF has on its PF (link state)"
+ib_setup 1
+pod=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\", \"link_state\": \"enable\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cf
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+n=$(wc -l < "$SR_FAKE/$SR_PFNET.calls")
+echo garbage > "$SR_STATE/cf:net1.json"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cf
+t_eq "$T_RC" 0 "DEL finishes ($T_ERR)"
+t_eq "$(tail -n +$((n + 1)) "$SR_FAKE/$SR_PFNET.calls" | grep setlink | sed 's/.*vf=0 //' | tr '\n' ' ')" \
+	"link_state=auto " "only the link state is reset"
+t_eq "$(sr_pod_link "$pod" net1)" "" "the netdev left the pod"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_done
