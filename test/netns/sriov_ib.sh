@@ -14,6 +14,8 @@
 # GID carrying the GUID the PF now holds), the netdev first under the
 # kernel's name, then renamed.
 . "$(dirname "$0")/sriov_lib.sh"
+# strace captures ip's request and kills ADD at an exact system call.
+command -v strace >/dev/null || { echo "SKIP: strace not installed (scripts/setup test)"; exit 77; }
 
 CONF=$T_TMP/net.conflist
 RF=$T_TMP/rdma
@@ -186,7 +188,6 @@ t_eq "$(wc -l < "$SR_FAKE/$SR_PFNET.calls")" "$n" "a repeated DEL asks the PF no
 t_eq "$(grep -c '^bind ' "$EV")" 2 "a repeated DEL rebinds nothing"
 
 t_begin "the GUID request is byte for byte what ip link set PF vf N node_guid G port_guid G sends"
-command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 77; }
 ip link add "ib$$wire" type veth peer name "ib$$wirp"
 strace -qq -e trace=sendmsg -e write=3,4,5 -o "$T_TMP/ip.trace" \
 	ip link set "ib$$wire" vf 0 node_guid "$G1" port_guid "$G1" 2>/dev/null
