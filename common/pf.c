@@ -577,3 +577,115 @@ void pf_vf_config_default(struct pf_vf_config *cfg)
 	cfg->vlan_proto = ETH_P_8021Q;
 	cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
 }
+
+/* ---- InfiniBand GUIDs ---- */
+
+struct guid_ctx {
+	int index;
+	bool listed;			/* the VF was in the list */
+	bool node, port;		/* which GUIDs it carried */
+	struct pf_vf_guids *g;
+};
+
+/* The GUIDs of one IFLA_VF_INFO whose ifla_vf_guid names ctx->index. */
+static void guid_info(const struct nlattr *info, struct guid_ctx *ctx)
+{
+	const struct nlattr *a;
+	const struct ifla_vf_mac *m;
+	const struct ifla_vf_guid *vg;
+	bool ours = false;
+
+	mnl_attr_for_each_nested(a, info) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if (type == IFLA_VF_MAC && (m = vf_payload(a, sizeof(*m))))
+			ours = (int)m->vf == ctx->index;
+		if (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID)
+			continue;
+		vg = vf_payload(a, sizeof(*vg));
+		if (!vg || (int)vg->vf != ctx->index)
+			continue;
+		if (type == IFLA_VF_IB_NODE_GUID) {
+			ctx->g->node = vg->guid;
+			ctx->node = true;
+		} else {
+			ctx->g->port = vg->guid;
+			ctx->port = true;
+		}
+	}
+	if (ours)
+		ctx->listed = true;
+}
+
+static int guid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct guid_ctx *ctx = data;
+	const struct nlattr *list, *info;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+		return MNL_CB_OK;
+	list = link_msg_attr(nlh, IFLA_VFINFO_LIST);
+	if (!list)
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(info, list)
+		if (mnl_attr_get_type(info) == IFLA_VF_INFO)
+			guid_info(info, ctx);
+	return MNL_CB_OK;
+}
+
+int pf_get_guids(struct pf *pf, int vf_index, struct pf_vf_guids *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct guid_ctx ctx = { .index = vf_index, .g = g };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	memset(g, 0, sizeof(*g));
+	nlh = put_pf_hdr(buf, sizeof(buf), RTM_GETLINK, pf->name);
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
+	ret = pf_xfer(pf, nlh, guid_cb, &ctx);
+	if (ret < 0)
+		return ret;
+	if (ctx.node && ctx.port)
+		return 0;
+	return ctx.listed ? -ENODATA : -ENOENT;
+}
+
+int pf_set_guids(struct pf *pf, int vf_index, const struct pf_vf_guids *g)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct ifla_vf_guid node, port;
+	struct nlmsghdr *nlh;
+	struct nlattr *list, *info;
+	int ret, lock_fd = -1;
+
+	if (vf_index < 0)
+		return -EINVAL;
+	/* iproute2's struct has its padding zeroed: so has ours, the kernel gets all 16 bytes. */
+	memset(&node, 0, sizeof(node));
+	memset(&port, 0, sizeof(port));
+	node.vf = port.vf = (uint32_t)vf_index;
+	node.guid = g->node;
+	port.guid = g->port;
+	if (pf->lock_dirfd >= 0) {
+		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS);
+		if (lock_fd < 0)
+			return lock_fd;
+	}
+	nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
+	list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
+	info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
+	mnl_attr_put(nlh, IFLA_VF_IB_NODE_GUID, sizeof(node), &node);
+	mnl_attr_put(nlh, IFLA_VF_IB_PORT_GUID, sizeof(port), &port);
+	mnl_attr_nest_end(nlh, info);
+	mnl_attr_nest_end(nlh, list);
+	/* iproute2's addattr_nest marks no nest NLA_F_NESTED: neither do we, to send what it sends. */
+	list->nla_type &= (uint16_t)~NLA_F_NESTED;
+	info->nla_type &= (uint16_t)~NLA_F_NESTED;
+	ret = pf_xfer(pf, nlh, NULL, NULL);
+	lock_release(lock_fd);
+	return ret;
+}

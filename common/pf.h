@@ -121,4 +121,28 @@ bool pf_mac_unset(const uint8_t mac[6]);
  */
 void pf_vf_config_default(struct pf_vf_config *cfg);
 
+/*
+ * InfiniBand VFs: the node and port GUID of a VF, as the PF holds them
+ * (IFLA_VF_IB_NODE_GUID / IFLA_VF_IB_PORT_GUID, struct ifla_vf_guid).
+ * The kernel reports them in IFLA_VF_INFO for an IB PF whose driver can
+ * (5.5 and later); a driver such as mlx5 applies a new GUID to the VF
+ * only once the VF is bound to its driver again (ib.h).
+ */
+struct pf_vf_guids {
+	uint64_t node;
+	uint64_t port;
+};
+/*
+ * From one RTM_GETLINK without VF stats: -ENOENT when the PF has no such
+ * VF, -ENODATA when the PF lists it without GUIDs (an Ethernet PF, or a
+ * kernel or driver that does not report them).
+ */
+int pf_get_guids(struct pf *pf, int vf_index, struct pf_vf_guids *g);
+/*
+ * Both GUIDs in one RTM_SETLINK, byte for byte as `ip link set PF vf N
+ * node_guid G port_guid G` sends them; under the PF's lock when
+ * pf_lock_at named one.
+ */
+int pf_set_guids(struct pf *pf, int vf_index, const struct pf_vf_guids *g);
+
 #endif

@@ -107,6 +107,7 @@ static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_err
 	} else {
 		sriov_record_fallback(&c->vf, c->claim.marker == CLAIM_MARKER_READ ? o : NULL,
 				      o->container_id, o->ifname, o->netns, old);
+		sriov_ib_fallback(&c->conf.paths, &c->vf, old);
 		log_warn("VF %s: taking over the stale claim of %s, %s: restoring it as %s with the "
 			 "driver's default VF settings", c->vf.bdf,
 			 c->claim.marker == CLAIM_MARKER_READ ? who : "whose marker is unreadable",
@@ -154,7 +155,12 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: %s", c->claim.bdf,
 				  strerror(-ret));
-	/* The names the takeover just gave them, whatever sysfs lags behind with. */
+	/*
+	 * The names the takeover just gave them, whatever sysfs lags behind
+	 * with; after an InfiniBand VF's rebind, sysfs has the new ones.
+	 */
+	if (took_over && old.ib.guid_set)
+		took_over = false;
 	if (took_over && !old.dpdk && c->vf.netdev[0])
 		memcpy(c->vf.netdev, old.host_ifname, IFNAMSIZ);
 	if (took_over && old.rdma_moved && c->vf.rdma_dev[0])
@@ -232,6 +238,15 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 	return 0;
 }
 
+/* An IPoIB netdev has a 20-byte address and no MAC to set or give back. */
+static int snapshot_ib(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->conf.ib.is_ib)
+		return 0;
+	memset(c->rec.host_mac, 0, 6);
+	return sriov_ib_snapshot(&c->conf, &c->vf, c->pci_fd, &c->rec, err);
+}
+
 /*
  * Everything the later steps may change, in one write: a DEL after ADD
  * died at any instant from here on undoes exactly that. Two writes of the
@@ -241,7 +256,7 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 {
 	int ret;
 
-	if (snapshot(c, err))
+	if (snapshot(c, err) || snapshot_ib(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
 	/*
@@ -428,6 +443,78 @@ static void vfmac_undo(struct add_ctx *c)
 			  strerror(-ret));
 }
 
+/* ---- InfiniBand: the GUIDs, and the rebind that applies them ---- */
+
+/*
+ * The rebind gave the VF a new netdev and RDMA device (new ifindex, new
+ * RDMA index, maybe new names): what the later steps move is looked at
+ * again, and the record says so before they run.
+ */
+static int ib_after_rebind(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	int ret;
+
+	rdma_sock_close(c->rdma);
+	c->rdma = NULL;
+	memset(c->rec.rdma_dev, 0, sizeof(c->rec.rdma_dev));
+	memset(c->rec.rdma_pod_name, 0, sizeof(c->rec.rdma_pod_name));
+	c->rec.rdma_index = 0;
+	if (plan_run(c, err))
+		return -1;
+	ret = link_sock_open(&ls);
+	if (ret == 0) {
+		ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
+					   SRIOV_MAX_ALTNAMES, &c->n_altnames);
+		link_sock_close(ls);
+	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: netdev %s after the "
+				  "rebind: %s", c->vf.bdf, c->vf.netdev, strerror(-ret));
+	c->rec.rdma_moved = c->rdma != NULL;
+	memcpy(c->rec.host_ifname, c->host_li.name, IFNAMSIZ);
+	c->rec.host_mtu = c->host_li.mtu;
+	c->rec.host_up = c->host_li.up;
+	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
+	memset(c->me.rdma_dev, 0, sizeof(c->me.rdma_dev));
+	c->me.rdma_index = 0;
+	if (c->rec.rdma_moved) {
+		snprintf(c->me.rdma_dev, sizeof(c->me.rdma_dev), "%s", c->rec.rdma_dev);
+		c->me.rdma_index = c->rec.rdma_index;
+	}
+	ret = sriov_record_write(c->state_fd, &c->rec);
+	if (ret == 0)
+		ret = claim_mark(&c->claim, &c->me);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
+	return 0;
+}
+
+static void ibguid_undo(struct add_ctx *c);
+
+static int ibguid_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->rec.ib.guid_set)
+		return 0;
+	if (sriov_ib_apply(&c->conf, &c->vf, c->pci_fd, &c->rec, err) ||
+	    ib_after_rebind(c, err)) {
+		/* No later undo runs for this step: the VF's own GUIDs go back now. */
+		ibguid_undo(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void ibguid_undo(struct add_ctx *c)
+{
+	int ret = sriov_ib_restore(&c->rec, c->pci_fd, c->conf.paths.sysfs_root);
+
+	if (ret < 0)
+		log_error("VF %s: cannot restore its GUIDs on PF %s: %s", c->vf.bdf,
+			  c->vf.pf_netdev, strerror(-ret));
+}
+
 /* ---- the RDMA device into the pod (decided by sriov_rdma_plan) ---- */
 
 static int rdma_run(struct add_ctx *c, struct cni_error *err)
@@ -450,6 +537,30 @@ static void rdma_undo(struct add_ctx *c)
 
 static void netdev_undo(struct add_ctx *c);
 
+static int ib_netdev_again(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	char name[IFNAMSIZ];
+	int ret;
+
+	ret = vf_netdev_name(c->conf.paths.sysfs_root, c->vf.bdf, name);
+	if (ret == 0 && !name[0])
+		ret = -ENODEV;
+	if (ret == 0)
+		ret = link_sock_open(&ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev after "
+				  "the RDMA device moved: %s", c->vf.bdf, strerror(-ret));
+	ret = link_get_by_name_alt(ls, name, &c->host_li, c->altnames, SRIOV_MAX_ALTNAMES,
+				   &c->n_altnames);
+	link_sock_close(ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev %s "
+				  "after the RDMA device moved: %s", c->vf.bdf, name, strerror(-ret));
+	memcpy(c->vf.netdev, c->host_li.name, IFNAMSIZ);
+	return 0;
+}
+
 static int netdev_run(struct add_ctx *c, struct cni_error *err)
 {
 	const char *ifname = c->req->env.ifname;
@@ -460,6 +571,12 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		log_info("VF %s is bound to %s (DPDK): no netdev to move", c->vf.bdf, c->vf.driver);
 		return 0;
 	}
+	/*
+	 * Moving an IB RDMA device recreates its IPoIB netdev (ib-sriov-cni's
+	 * finding): the netdev to move is the one the VF's PCI address has now.
+	 */
+	if (c->conf.ib.is_ib && c->rdma && (ret = ib_netdev_again(c, err)) < 0)
+		return ret;
 	c->rail.held_down = sriov_rail_hold_down(&c->conf);
 	ret = sriov_netdev_to_pod(&c->host_li, c->altnames, c->n_altnames, c->pod_fd, c->pod_ls,
 				  ifname, c->conf.has_mac ? c->conf.mac : NULL, c->conf.mtu,
@@ -472,7 +589,8 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot move %s into %s as %s: %s",
 				  c->vf.bdf, c->vf.netdev, c->req->env.netns, ifname,
 				  strerror(-ret));
-	memcpy(c->rec.pod_mac, pod_li.mac, 6);
+	if (!c->conf.ib.is_ib)
+		memcpy(c->rec.pod_mac, pod_li.mac, 6);
 	c->rec.pod_mtu = pod_li.mtu;
 	c->pod_ifindex = pod_li.ifindex;
 	return 0;
@@ -688,7 +806,9 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 			return ret;
 		}
 	}
-	announce(c, li.ifindex);
+	/* Its frames are Ethernet's: IPoIB peers learn the address from the kernel's ARP. */
+	if (!c->conf.ib.is_ib)
+		announce(c, li.ifindex);
 	return 0;
 }
 
@@ -752,6 +872,7 @@ static const struct add_step add_steps[] = {
 	{ "rdma-plan",	plan_run,	NULL },
 	{ "record",	record_run,	record_undo },
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
+	{ "ib-guid",	ibguid_run,	ibguid_undo },
 	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
 	{ "vf-mac",	vfmac_run,	vfmac_undo },
@@ -886,7 +1007,8 @@ static void fill_result(struct add_ctx *c, struct cni_result *res)
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);
 	if (!c->vf.dpdk) {
-		valid_mac_format(c->rec.pod_mac, ifc->mac);
+		if (!c->conf.ib.is_ib)
+			valid_mac_format(c->rec.pod_mac, ifc->mac);
 		ifc->mtu = c->rec.pod_mtu;
 	} else if (c->conf.has_mac) {
 		valid_mac_format(c->conf.mac, ifc->mac);
@@ -988,7 +1110,8 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || open_pod(c, err) || open_state(c, err)) {
+	if (lookup_vf(c, err) || sriov_ib_validate(&c->conf, &c->vf, err) || open_pod(c, err) ||
+	    open_state(c, err)) {
 		sriov_stranded(err);
 		goto out;
 	}

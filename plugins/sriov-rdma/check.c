@@ -38,6 +38,9 @@ static void expected(const struct sriov_conf *conf, const struct sriov_record *r
 	valid_mac_format(rec->pod_mac, mac);
 	*mtu = rec->pod_mtu;
 	*mac_from_prev = *mtu_from_prev = false;
+	/* IPoIB: a 20-byte address, which no result carries as a MAC. */
+	if (rec->ib.ib)
+		mac[0] = '\0';
 	if (!from_prev)
 		return;
 	if (!conf->has_mac)
@@ -301,7 +304,8 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	}
 	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, err) ||
-	    check_vf_config(&rec, conf.paths.sysfs_root, err))
+	    check_vf_config(&rec, conf.paths.sysfs_root, err) ||
+	    sriov_ib_check(&rec, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

@@ -256,6 +256,14 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
 		goto out;
 	}
+	/* Once the netdev is home: the rebind that applies them replaces it. */
+	ret = sriov_ib_restore(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
+	lap("ib-guid");
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
+			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
+		goto out;
+	}
 	if (locked) {
 		ret = claim_clear(claim, &me);
 		if (ret < 0)
@@ -473,6 +481,7 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 	}
 	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
 			      &rec);
+	sriov_ib_fallback(&c->paths, &vf, &rec);
 	if (!proven)
 		netns = NULL;	/* the VF is found on the host by its PCI address, or not at all */
 	log_warn("%s: falling back on deviceID %s and CNI_IFNAME %s: the VF goes home as %s, "

@@ -22,7 +22,7 @@ static const char *const known_keys[] = {
 	"prevResult", "capabilities", "deviceID", "pciBusID", "vlan", "vlanQoS", "vlanProto",
 	"mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "mtu",
 	"rdma", "rdmaName", "stateDir", "logLevel", "logFile",
-	"multiRail", "routeTable", "sysctl", NULL,
+	"multiRail", "routeTable", "sysctl", "guid", "pkey", "ibKubernetesEnabled", NULL,
 };
 
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
@@ -417,6 +417,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	    parse_vlan(req, conf, err) ||
 	    parse_mac(req, conf, err) ||
 	    parse_vf_props(req, conf, err) ||
+	    sriov_ib_parse(req, conf, err) ||
 	    parse_ipam(req, conf, err) ||
 	    parse_rdma(req, conf, err) ||
 	    sriov_rail_parse(req, conf, err) ||

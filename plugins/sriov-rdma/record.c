@@ -17,6 +17,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "cni.h"
+#include "ib.h"
 #include "link.h"
 #include "policy.h"
 #include "state.h"
@@ -250,6 +251,67 @@ static int rail_from_json(const cJSON *o, const char *ifname, struct sriov_rail_
 	return 0;
 }
 
+/*
+ * "infiniband": {"guidSet", "nodeGuid", "portGuid", "origNodeGuid",
+ * "origPortGuid", "driver", "pkey"}: an InfiniBand VF's, absent otherwise.
+ */
+static cJSON *ib_to_json(const struct sriov_ib_rec *ib)
+{
+	char g[4][IB_GUID_STR_LEN];
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o != NULL;
+
+	ib_guid_format(ib->applied.node, g[0]);
+	ib_guid_format(ib->applied.port, g[1]);
+	ib_guid_format(ib->orig.node, g[2]);
+	ib_guid_format(ib->orig.port, g[3]);
+	ok = ok && cJSON_AddBoolToObject(o, "guidSet", ib->guid_set) &&
+	     cJSON_AddStringToObject(o, "nodeGuid", g[0]) &&
+	     cJSON_AddStringToObject(o, "portGuid", g[1]) &&
+	     cJSON_AddStringToObject(o, "origNodeGuid", g[2]) &&
+	     cJSON_AddStringToObject(o, "origPortGuid", g[3]) &&
+	     cJSON_AddStringToObject(o, "driver", ib->driver) &&
+	     (!ib->has_pkey || cJSON_AddNumberToObject(o, "pkey", ib->pkey));
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int get_guid(const cJSON *o, const char *key, uint64_t *g)
+{
+	const cJSON *s = get(o, key);
+
+	return cJSON_IsString(s) && ib_guid_parse(s->valuestring, g) == 0 ? 0 : -EBADMSG;
+}
+
+/* The driver's name reaches a sysfs path (bus/pci/drivers/<driver>/bind). */
+static int ib_from_json(const cJSON *o, struct sriov_ib_rec *ib)
+{
+	const cJSON *set = get(o, "guidSet");
+	long long pkey;
+
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o) || !cJSON_IsBool(set) ||
+	    get_guid(o, "nodeGuid", &ib->applied.node) || get_guid(o, "portGuid", &ib->applied.port) ||
+	    get_guid(o, "origNodeGuid", &ib->orig.node) ||
+	    get_guid(o, "origPortGuid", &ib->orig.port) ||
+	    get_str(o, "driver", ib->driver, sizeof(ib->driver), true) ||
+	    strchr(ib->driver, '/') || !strcmp(ib->driver, ".") || !strcmp(ib->driver, "..") ||
+	    !int_ok(o, "pkey", 1, 0xffff, false, 0, &pkey))
+		return -EBADMSG;
+	ib->guid_set = cJSON_IsTrue(set);
+	/* A rebind needs the driver to bind to again. */
+	if (ib->guid_set && !ib->driver[0])
+		return -EBADMSG;
+	ib->ib = true;
+	ib->has_pkey = pkey != 0;
+	ib->pkey = (uint16_t)pkey;
+	return 0;
+}
+
 static cJSON *record_to_json(const struct sriov_record *r)
 {
 	cJSON *o = cJSON_CreateObject(), *addrs;
@@ -285,6 +347,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 		     cJSON_AddItemToObject(o, "vfOriginal", vfcfg_to_json(&r->vf_orig));
 	if (ok && r->rail.known)
 		ok = cJSON_AddItemToObject(o, "multiRail", rail_to_json(&r->rail));
+	if (ok && r->ib.ib)
+		ok = cJSON_AddItemToObject(o, "infiniband", ib_to_json(&r->ib));
 	addrs = ok ? cJSON_AddArrayToObject(o, "addresses") : NULL;
 	for (i = 0; addrs && i < r->n_addrs; i++)
 		if (!cJSON_AddItemToArray(addrs, cJSON_CreateString(r->addrs[i])))
@@ -333,7 +397,8 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    get_str(o, "rdmaPodName", r->rdma_pod_name, sizeof(r->rdma_pod_name), false) ||
 	    get_mac(o, "hostMac", r->host_mac) || get_mac(o, "podMac", r->pod_mac) ||
 	    vfcfg_from_json(get(o, "vfApplied"), &r->vf_applied) ||
-	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig))
+	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig) ||
+	    ib_from_json(get(o, "infiniband"), &r->ib))
 		return -EBADMSG;
 	/* Every number is checked before it is converted: a garbled one makes the record unreadable. */
 	if (!int_ok(o, "vfIndex", 0, 65535, true, 0, &index) ||

@@ -5,9 +5,9 @@
  * netconf.c parses and validates the configuration (nothing on the host is
  * touched before it succeeds), record.c keeps the attachment record and the
  * device-info file, vfnet.c moves the VF netdev between namespaces,
- * rdmadev.c its RDMA device, rail.c sets up multiRail's policy routing and
- * sysctls, and add.c, del.c, check.c and gc.c implement the commands on top
- * of them.
+ * rdmadev.c its RDMA device, ib.c an InfiniBand VF's GUIDs and rebind,
+ * rail.c sets up multiRail's policy routing and sysctls, and add.c, del.c,
+ * check.c and gc.c implement the commands on top of them.
  */
 #ifndef SRIOV_H
 #define SRIOV_H
@@ -55,6 +55,37 @@ enum sriov_rdma_mode {
 	SRIOV_RDMA_OFF,
 };
 
+/*
+ * ib.c: an InfiniBand VF's settings. The link layer comes from the VF
+ * (sriov_ib_validate), never from the config; the rest from the config.
+ */
+struct sriov_ib_conf {
+	const char *guid_field;		/* "runtimeConfig.infinibandGUID" or "guid"; NULL: none */
+	bool guid_auto;			/* "guid": "auto" */
+	uint64_t guid;
+	bool has_pkey;
+	uint16_t pkey;
+	bool k8s;			/* ibKubernetesEnabled */
+	const char *eth_key;		/* the first Ethernet-only setting given, NULL: none */
+	const char *ib_key;		/* the first InfiniBand-only setting given, NULL: none */
+	bool is_ib;			/* the VF's link layer, once validated */
+};
+
+/* What ADD changes on an InfiniBand VF, for DEL. */
+struct sriov_ib_rec {
+	bool ib;			/* the VF is InfiniBand (IPoIB netdev) */
+	bool guid_set;			/* ADD sets GUIDs (or may have): DEL puts orig back, rebinds */
+	struct pf_vf_guids orig;	/* before ADD */
+	struct pf_vf_guids applied;
+	char driver[64];		/* the VF's driver, to bind it again after an unbind */
+	bool has_pkey;
+	uint16_t pkey;
+};
+
+/* Test hook: how long a VF rebind may take (udev included), default SRIOV_IB_REBIND_MS. */
+#define SRIOV_ENV_REBIND_MS	"SRIOV_RDMA_REBIND_WAIT_MS"
+#define SRIOV_IB_REBIND_MS	30000
+
 /* Where the plugin reads the host from: the real one, or a test stand-in. */
 struct sriov_paths {
 	const char *sysfs_root;
@@ -80,6 +111,7 @@ struct sriov_conf {
 	uint32_t route_table;		/* routeTable, 0: the first free from 100 */
 	int n_sysctls;
 	struct sriov_sysctl sysctls[SRIOV_MAX_SYSCTLS];
+	struct sriov_ib_conf ib;
 };
 
 /* What ADD's rail steps changed in the pod, for their undo. */
@@ -150,6 +182,7 @@ struct sriov_record {
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
 	struct sriov_rail_made rail;
+	struct sriov_ib_rec ib;
 };
 
 /* netconf.c */
@@ -322,6 +355,40 @@ int sriov_rdma_pod_view(const struct sriov_record *rec, int pod_fd, const char *
 			int *gid_index);
 /* STATUS: code 50 when mode is exclusive and the kernel cannot serve it. */
 int sriov_rdma_status(enum sriov_rdma_mode mode, struct cni_error *err);
+
+/* ib.c */
+/* guid, runtimeConfig.infinibandGUID, pkey, ibKubernetesEnabled (code 7 naming the key). */
+int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struct cni_error *err);
+/*
+ * Once the VF is known, before anything changes: its link layer from
+ * sysfs, the settings of the other link layer refused (code 7 naming
+ * the first), an IPoIB MTU its mode cannot carry refused.
+ */
+int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err);
+/*
+ * Under the VF's lock, before the record: the VF's GUIDs now, the ones
+ * ADD is to set (a VF left with all-zero GUIDs is refused), into rec->ib.
+ */
+int sriov_ib_snapshot(const struct sriov_conf *conf, const struct vf_dev *vf, int pci_fd,
+		      struct sriov_record *rec, struct cni_error *err);
+/* Set rec->ib.applied and rebind the VF; *vf found again by its PCI address. */
+int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
+		   const struct sriov_record *rec, struct cni_error *err);
+/*
+ * DEL and ADD's undo: the recorded original GUIDs back and the VF rebound
+ * (pf_lock_dirfd -1: no PF lock). A PF or VF that is gone is skipped; a PF
+ * refusing the GUIDs is an error; a rebind that does not settle is logged.
+ */
+int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root);
+/*
+ * DEL's fallback record for an InfiniBand VF: only its link state goes back
+ * to the driver's default (IPoIB has no MAC, VLAN, spoof check, trust or
+ * rate on its PF, and refuses them); its GUIDs are not known.
+ */
+void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
+		       struct sriov_record *rec);
+/* CHECK: the PF still holds the GUIDs ADD set (code 107 otherwise). */
+int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err);
 
 /* del.c */
 /* The attachment a record describes, as the in-use marker names it. */

@@ -32,6 +32,17 @@
  *                     each SET then also appends "<pid> <line>" to
  *                     <dir>/<pf>.timeline, so a test sees whose requests
  *                     interleave.
+ *                     An InfiniBand PF's lines also carry
+ *                     node_guid=00:11:22:33:44:55:66:77 port_guid=... (both
+ *                     or neither): a GETLINK then reports them, and a SET
+ *                     of both (one request, as `ip link set PF vf N
+ *                     node_guid G port_guid G`) is recorded as "setlink
+ *                     pf=P vf=3 node_guid=G port_guid=G" in .calls, its
+ *                     IFLA_VFINFO_LIST attribute as one line of hex in
+ *                     <pf>.wire, and fails like the others under
+ *                     "fail guid". On such a VF only link_state and the
+ *                     GUIDs can be set (IPoIB's ndo ops): any other SET
+ *                     fails with EOPNOTSUPP.
  *   <dir>/<pf>.unreported  optional, words among "spoofchk" and "trust":
  *                     a GETLINK reports them as ~0, as the kernel does
  *                     when the driver's ndo_get_vf_config leaves them out.
@@ -88,6 +99,8 @@ static const char *const link_state_names[] = {
 struct fake_vf {
 	int vf;
 	struct pf_vf_config cfg;
+	bool ib;			/* the line had GUIDs */
+	struct pf_vf_guids guids;
 };
 
 struct fake_state {
@@ -270,12 +283,34 @@ static int parse_onoff(const char *s, bool *v)
 	return -EINVAL;
 }
 
+/* "00:11:22:33:44:55:66:77", as ip link prints and takes a GUID. */
+static int fake_parse_guid(const char *s, uint64_t *g)
+{
+	unsigned b[8];
+	int i;
+
+	if (strlen(s) != 23 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2],
+				      &b[3], &b[4], &b[5], &b[6], &b[7]) != 8)
+		return -EINVAL;
+	for (*g = 0, i = 0; i < 8; i++)
+		*g = *g << 8 | b[i];
+	return 0;
+}
+
+static void fake_format_guid(uint64_t g, char out[24])
+{
+	snprintf(out, 24, "%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x",
+		 (unsigned)(g >> 56) & 0xff, (unsigned)(g >> 48) & 0xff, (unsigned)(g >> 40) & 0xff,
+		 (unsigned)(g >> 32) & 0xff, (unsigned)(g >> 24) & 0xff, (unsigned)(g >> 16) & 0xff,
+		 (unsigned)(g >> 8) & 0xff, (unsigned)g & 0xff);
+}
+
 /* One .vfs line: every key once. */
 static int fake_parse_line(char *line, struct fake_vf *v)
 {
 	static const char *const keys[] = {
 		"vf", "mac", "vlan", "qos", "proto", "spoofchk", "trust", "link_state",
-		"min_tx_rate", "max_tx_rate",
+		"min_tx_rate", "max_tx_rate", "node_guid", "port_guid",
 	};
 	struct pf_vf_config *c = &v->cfg;
 	unsigned seen = 0;
@@ -289,9 +324,9 @@ static int fake_parse_line(char *line, struct fake_vf *v)
 		if (!val)
 			return -EINVAL;
 		*val++ = '\0';
-		for (k = 0; k < 10 && strcmp(tok, keys[k]) != 0; k++)
+		for (k = 0; k < 12 && strcmp(tok, keys[k]) != 0; k++)
 			;
-		if (k == 10 || (seen & (1u << k)))
+		if (k == 12 || (seen & (1u << k)))
 			return -EINVAL;
 		seen |= 1u << k;
 		ret = 0;
@@ -329,11 +364,16 @@ static int fake_parse_line(char *line, struct fake_vf *v)
 			break;
 		case 8: ret = parse_uint(val, UINT32_MAX, &x); c->min_tx_rate = (unsigned)x; break;
 		case 9: ret = parse_uint(val, UINT32_MAX, &x); c->max_tx_rate = (unsigned)x; break;
+		case 10: ret = fake_parse_guid(val, &v->guids.node); break;
+		case 11: ret = fake_parse_guid(val, &v->guids.port); break;
 		}
 		if (ret < 0)
 			return ret;
 	}
-	return seen == (1u << 10) - 1 ? 0 : -EINVAL;
+	v->ib = (seen >> 10) == 3;
+	if ((seen >> 10) != 0 && !v->ib)
+		return -EINVAL;
+	return (seen & ((1u << 10) - 1)) == (1u << 10) - 1 ? 0 : -EINVAL;
 }
 
 static int fake_load(struct fake_pf *pf, struct fake_state *st)
@@ -394,9 +434,17 @@ static int fake_save(struct fake_pf *pf, const struct fake_state *st)
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
 			 c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
 		fprintf(f, "vf=%d mac=%s vlan=%d qos=%d proto=%s spoofchk=%s trust=%s link_state=%s "
-			"min_tx_rate=%u max_tx_rate=%u\n", st->vfs[i].vf, mac, c->vlan, c->qos,
+			"min_tx_rate=%u max_tx_rate=%u", st->vfs[i].vf, mac, c->vlan, c->qos,
 			proto_name(c->vlan_proto), c->spoofchk ? "on" : "off", c->trust ? "on" : "off",
 			link_state_names[c->link_state], c->min_tx_rate, c->max_tx_rate);
+		if (st->vfs[i].ib) {
+			char node[24], port[24];
+
+			fake_format_guid(st->vfs[i].guids.node, node);
+			fake_format_guid(st->vfs[i].guids.port, port);
+			fprintf(f, " node_guid=%s port_guid=%s", node, port);
+		}
+		fputc('\n', f);
 	}
 	if (fclose(f) != 0) {
 		free(text);
@@ -449,6 +497,18 @@ static void fake_put_vf(struct nlmsghdr *nlh, const struct fake_vf *v, const cha
 	mnl_attr_put(nlh, IFLA_VF_SPOOFCHK, sizeof(s), &s);
 	mnl_attr_put(nlh, IFLA_VF_LINK_STATE, sizeof(ls), &ls);
 	mnl_attr_put(nlh, IFLA_VF_TRUST, sizeof(t), &t);
+	if (v->ib) {
+		/* rtnl_fill_vfinfo, for an IB PF whose driver reports GUIDs. */
+		struct ifla_vf_guid ng, pg;
+
+		memset(&ng, 0, sizeof(ng));
+		memset(&pg, 0, sizeof(pg));
+		ng.vf = pg.vf = idx;
+		ng.guid = v->guids.node;
+		pg.guid = v->guids.port;
+		mnl_attr_put(nlh, IFLA_VF_IB_NODE_GUID, sizeof(ng), &ng);
+		mnl_attr_put(nlh, IFLA_VF_IB_PORT_GUID, sizeof(pg), &pg);
+	}
 	list = mnl_attr_nest_start(nlh, IFLA_VF_VLAN_LIST);
 	mnl_attr_put(nlh, IFLA_VF_VLAN_INFO, sizeof(vi), &vi);
 	mnl_attr_nest_end(nlh, list);
@@ -536,6 +596,98 @@ static void fake_apply(struct pf_vf_config *dst, unsigned field, const struct pf
 	}
 }
 
+static bool fake_has_guids(const struct nlattr *info)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, info)
+		if (mnl_attr_get_type(a) == IFLA_VF_IB_NODE_GUID ||
+		    mnl_attr_get_type(a) == IFLA_VF_IB_PORT_GUID)
+			return true;
+	return false;
+}
+
+/*
+ * Both GUIDs of one VF, nothing else, as pf_set_guids and ip send them:
+ * the VF must be an IB one (its line has GUIDs), EOPNOTSUPP otherwise
+ * (an Ethernet PF's driver has no ndo_set_vf_guid).
+ */
+static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
+			 const struct nlattr *info, int *nlerr)
+{
+	const struct nlattr *a;
+	const struct ifla_vf_guid *vg;
+	const uint8_t *raw = (const uint8_t *)list;
+	struct pf_vf_guids g = { 0, 0 };
+	struct fake_state st;
+	char line[256], hex[512], node[24], port[24], lockname[IFNAMSIZ + 8];
+	bool has_node = false, has_port = false;
+	int vf = -1, i, ret, lock;
+	size_t k;
+
+	*nlerr = EINVAL;
+	mnl_attr_for_each_nested(a, info) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if ((type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID) ||
+		    mnl_attr_get_payload_len(a) != sizeof(*vg))
+			return 0;
+		vg = mnl_attr_get_payload(a);
+		if (vf >= 0 && (int)vg->vf != vf)
+			return 0;
+		vf = (int)vg->vf;
+		if (type == IFLA_VF_IB_NODE_GUID) {
+			g.node = vg->guid;
+			has_node = true;
+		} else {
+			g.port = vg->guid;
+			has_port = true;
+		}
+	}
+	if (!has_node || !has_port)
+		return 0;
+	fake_format_guid(g.node, node);
+	fake_format_guid(g.port, port);
+	snprintf(line, sizeof(line), "setlink pf=%s vf=%d node_guid=%s port_guid=%s", pf->name, vf,
+		 node, port);
+	for (k = 0; k < list->nla_len && 2 * k + 2 < sizeof(hex); k++)
+		snprintf(hex + 2 * k, 3, "%02x", raw[k]);
+	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_append(pf, "wire", hex)) < 0 ||
+	    (ret = fake_slow_set(pf, line)) < 0 || (ret = fake_fail(pf, "guid", nlerr)) < 0)
+		return ret;
+	if (*nlerr)
+		return 0;
+	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
+		return ret;
+	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
+	if (lock < 0)
+		return lock;
+	if (!fake_pf_present(pf)) {
+		*nlerr = ENODEV;
+		goto out_lock;
+	}
+	ret = fake_load(pf, &st);
+	if (ret < 0)
+		goto out_lock;
+	*nlerr = EINVAL;
+	for (i = 0; i < st.n; i++) {
+		if (st.vfs[i].vf != vf)
+			continue;
+		if (!st.vfs[i].ib) {
+			*nlerr = EOPNOTSUPP;
+			break;
+		}
+		st.vfs[i].guids = g;
+		ret = fake_save(pf, &st);
+		*nlerr = 0;
+		break;
+	}
+	free(st.vfs);
+out_lock:
+	lock_release(lock);
+	return ret;
+}
+
 /*
  * An RTM_SETLINK carrying exactly one field of one VF, as pf_set sends
  * them. *nlerr gets the errno the kernel would answer with (0: success);
@@ -558,6 +710,8 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 			info = a;
 		n++;
 	}
+	if (n == 1 && info && fake_has_guids(info))
+		return fake_setguids(pf, list, info, nlerr);
 	if (n != 1 || !info || pf_vf_info_parse(info, &vf, &c) < 0 || __builtin_popcount(c.mask) != 1)
 		return 0;
 	op = field_op(c.mask);
@@ -613,6 +767,11 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 	for (i = 0; i < st.n; i++) {
 		if (st.vfs[i].vf != vf)
 			continue;
+		/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
+		if (st.vfs[i].ib && c.mask != PF_VF_LINK_STATE) {
+			*nlerr = EOPNOTSUPP;
+			break;
+		}
 		fake_apply(&st.vfs[i].cfg, c.mask, &c);
 		ret = fake_save(pf, &st);
 		*nlerr = 0;

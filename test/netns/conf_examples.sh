@@ -13,7 +13,10 @@
 # declares the capabilities Multus fills (CNIDeviceInfoFile, deviceID, mac,
 # ips), and runs through libcni as Multus sends it: deviceID and the
 # device-info path as capability arguments, on a stand-in VF (the NAD's
-# IPAM swapped for a local range: the pool side is checked on its own).
+# IPAM swapped for a local range: the pool side is checked on its own). An
+# InfiniBand config (guid, pkey, ibKubernetesEnabled) declares
+# infinibandGUID instead of mac, and runs on an IB stand-in VF that holds
+# the GUID Multus passes already (the rebind is sriov_ib.sh's).
 . "$(dirname "$0")/sriov_lib.sh"
 
 CONF_DIR=$SOURCE_DIR/conf
@@ -74,6 +77,18 @@ echo exclusive > "$RF/rdma.mode"
 # As Multus runs a NAD: libcni passes runtimeConfig only for declared capabilities.
 check_sriov_multus() { # label conf
 	local conf list=$T_TMP/multus.conflist pod orig di=$T_TMP/devinfo/$N.json direct=0
+	local caps='.CNIDeviceInfoFile, .deviceID, .mac, .ips' capnames="CNIDeviceInfoFile, deviceID, mac, ips"
+	local cap env=()
+	cap="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}"
+	if printf '%s' "$2" | jq -e 'has("guid") or has("pkey") or has("ibKubernetesEnabled")' >/dev/null; then
+		caps='.CNIDeviceInfoFile, .deviceID, .infinibandGUID, .ips'
+		capnames="CNIDeviceInfoFile, deviceID, infinibandGUID, ips"
+		cap="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\", \"infinibandGUID\": \"02:00:00:00:00:00:00:21\"}"
+		rm -rf "$T_TMP/ibsys" "$T_TMP/ibfake"
+		"$SOURCE_DIR/test/fixtures/mksysfs" "$T_TMP/ibsys" --ib --pf "$SR_PF" "$SR_PFNET" \
+			--vf 0 "$(sr_vf 0)" "$(sr_net 0)" --guid 0 02:00:00:00:00:00:00:21 --fake-pf "$T_TMP/ibfake"
+		env=(SRIOV_RDMA_SYSFS_ROOT="$T_TMP/ibsys" SRIOV_RDMA_PF_FAKE_DIR="$T_TMP/ibfake")
+	fi
 	# A config file for a direct call (a DRA driver's single config, where the
 	# driver puts deviceID at the top level; cnitool) declares nothing. A NAD
 	# must declare the capabilities.
@@ -82,8 +97,8 @@ check_sriov_multus() { # label conf
 		t_begin "$1: a direct-call config: ADD, CHECK, DEL through libcni as it is"
 	else
 		t_begin "$1: declares the capabilities Multus fills"
-		t_eq "$(printf '%s' "$2" | jq -c '.capabilities // {} | [.CNIDeviceInfoFile, .deviceID, .mac, .ips]')" \
-			'[true,true,true,true]' "capabilities CNIDeviceInfoFile, deviceID, mac, ips"
+		t_eq "$(printf '%s' "$2" | jq -c ".capabilities // {} | [$caps]")" \
+			'[true,true,true,true]' "capabilities $capnames"
 		t_begin "$1: ADD, CHECK, DEL through libcni with Multus's capability arguments"
 	fi
 	echo "3 mlx5_2 $(sr_net 0) $(stat -L -c %i /proc/self/ns/net)" > "$RF/rdma.devs"
@@ -97,21 +112,18 @@ check_sriov_multus() { # label conf
 		name: .name, plugins: [del(.cniVersion) | del(.name)]}' > "$list"
 	t_cnitool add "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
 		CNI_ARGS="IgnoreUnknown=true;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-$N" \
-		CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
-		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+		CAP_ARGS="$cap" SRIOV_RDMA_RDMA_FAKE_DIR="$RF" "${env[@]}"
 	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)" || return
 	[ $direct = 1 ] ||
 		t_eq "$(jq -r '.pci["pci-address"]' "$di" 2>/dev/null)" "$(sr_vf 0)" "the device-info file names the VF"
 	# CHECK exists from 0.4.0 on: libcni refuses it for older configs.
 	if [ "$(printf '%s\n' "$(jq -r .cniVersion "$list")" 0.4.0 | sort -V | head -n 1)" = 0.4.0 ]; then
 		t_cnitool check "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
-			CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
-			SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+			CAP_ARGS="$cap" SRIOV_RDMA_RDMA_FAKE_DIR="$RF" "${env[@]}"
 		t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
 	fi
 	t_cnitool del "$list" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="multus$N" \
-		CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$di\"}" \
-		SRIOV_RDMA_RDMA_FAKE_DIR="$RF"
+		CAP_ARGS="$cap" SRIOV_RDMA_RDMA_FAKE_DIR="$RF" "${env[@]}"
 	t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
 	t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "the VF is home"
 	[ ! -e "$di" ] || t_fail "the device-info file is left"

@@ -289,4 +289,21 @@ t_eq "$?" 2 "missing root"
 "$DOCTOR" --frobnicate >/dev/null 2>&1
 t_eq "$?" 2 "unknown option"
 
+t_begin "InfiniBand VFs: a zero port GUID, a port the subnet manager left in INIT, the IPoIB mode"
+node ib --ib --guid 1 02:c9:03:00:00:ab:cd:01
+for d in "$SYS/bus/pci/devices/$VF0/infiniband/mlx5_2" "$SYS/bus/pci/devices/$VF1/infiniband/mlx5_3"; do
+	write "$d/ports/1/link_layer" InfiniBand
+done
+write "$SYS/bus/pci/devices/$VF0/infiniband/mlx5_2/ports/1/gids/0" fe80:0000:0000:0000:0000:0000:0000:0000
+write "$SYS/bus/pci/devices/$VF1/infiniband/mlx5_3/ports/1/gids/0" fe80:0000:0000:0000:02c9:0300:00ab:cd01
+write "$SYS/bus/pci/devices/$VF1/infiniband/mlx5_3/ports/1/state" "2: INIT"
+write "$SYS/bus/pci/devices/$VF1/net/ens1f0v1/mode" connected
+doctor
+t_contains "$OUT" "WARN vf $VF0: netdev ens1f0v0, RDMA mlx5_2, port ACTIVE, InfiniBand, IPoIB datagram mode (MTU up to 4092), port GUID all zeros" "zero GUID"
+t_contains "$OUT" '"guid": "auto"' "says how to give one"
+t_contains "$OUT" "ip link set ens1f0np0 vf 0 node_guid <GUID> port_guid <GUID>" "or by hand"
+t_contains "$OUT" "WARN vf $VF1: netdev ens1f0v1, RDMA mlx5_3, port INIT, InfiniBand, IPoIB connected mode (MTU up to 65520)" "INIT port, connected mode"
+t_contains "$OUT" "no subnet manager has configured the port" "names the subnet manager"
+t_not_contains "$(grep "vf $VF1" <<<"$OUT")" "all zeros" "a VF with a GUID is not called zero"
+
 t_done

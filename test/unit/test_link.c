@@ -413,6 +413,13 @@ static void test_vf_kernel_transport(void)
 	c.mask = PF_VF_TRUST;
 	/* veth has no ndo_set_vf_trust: the kernel's error comes back through the ACK. */
 	CHECK_INT(pf_set(pf, 0, &c), -EOPNOTSUPP);
+	{
+		struct pf_vf_guids g = { 0x0011223344556677ull, 0x0011223344556678ull };
+
+		/* No VF to report GUIDs of; no ndo_set_vf_guid: the kernel parsed the request. */
+		CHECK_INT(pf_get_guids(pf, 0, &g), -ENOENT);
+		CHECK_INT(pf_set_guids(pf, 0, &g), -EOPNOTSUPP);
+	}
 	pf_close(pf);
 	/* A PF that is gone says so, at open or later: DEL tells it from a PF that fails. */
 	CHECK_INT(pf_open("nopf0", &pf), -ENODEV);

@@ -611,6 +611,63 @@ static void test_devinfo(void)
 	close(devfd);
 }
 
+/*
+ * An InfiniBand VF's part: the GUIDs DEL puts back and the driver it binds
+ * the VF to again (a name that reaches bus/pci/drivers/<driver>/bind).
+ */
+static void test_infiniband(void)
+{
+	struct sriov_record r, back;
+	char name[512];
+	int dirfd = open_tmp();
+
+	full_record(&r);
+	r.ib.ib = true;
+	r.ib.guid_set = true;
+	r.ib.orig.node = 0;
+	r.ib.orig.port = 0x0011223344556677ull;
+	r.ib.applied.node = r.ib.applied.port = 0x02c903000000abcdull;
+	snprintf(r.ib.driver, sizeof(r.ib.driver), "mlx5_core");
+	r.ib.has_pkey = true;
+	r.ib.pkey = 0x8001;
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	sriov_record_name(r.container_id, r.ifname, name, sizeof(name));
+	memset(&back, 0xa5, sizeof(back));
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	CHECK(back.ib.ib && back.ib.guid_set && back.ib.has_pkey);
+	CHECK(back.ib.orig.node == 0 && back.ib.orig.port == 0x0011223344556677ull);
+	CHECK(back.ib.applied.node == 0x02c903000000abcdull &&
+	      back.ib.applied.port == 0x02c903000000abcdull);
+	CHECK_STR(back.ib.driver, "mlx5_core");
+	CHECK_INT(back.ib.pkey, 0x8001);
+	close(dirfd);
+	/* An Ethernet VF's record has none, and reads back without. */
+	CHECK_INT(parse_with(NULL, "infiniband", NULL), 0);
+	CHECK_INT(parse_with(NULL, "infiniband", "{\"guidSet\": false, \"nodeGuid\": "
+			     "\"00:00:00:00:00:00:00:01\", \"portGuid\": \"00:00:00:00:00:00:00:01\", "
+			     "\"origNodeGuid\": \"00:00:00:00:00:00:00:00\", \"origPortGuid\": "
+			     "\"00:00:00:00:00:00:00:00\", \"driver\": \"\"}"), 0);
+	CHECK_INT(parse_with(NULL, "infiniband", "true"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "infiniband", "{}"), -EBADMSG);
+	/* A driver name that climbs out of bus/pci/drivers, a GUID not in ip's form, a pkey of 0. */
+	CHECK_INT(parse_with(NULL, "infiniband", "{\"guidSet\": true, \"nodeGuid\": "
+			     "\"00:00:00:00:00:00:00:01\", \"portGuid\": \"00:00:00:00:00:00:00:01\", "
+			     "\"origNodeGuid\": \"00:00:00:00:00:00:00:00\", \"origPortGuid\": "
+			     "\"00:00:00:00:00:00:00:00\", \"driver\": \"../../../x\"}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "infiniband", "{\"guidSet\": true, \"nodeGuid\": "
+			     "\"00:00:00:00:00:00:00:01\", \"portGuid\": \"00:00:00:00:00:00:00:01\", "
+			     "\"origNodeGuid\": \"0\", \"origPortGuid\": "
+			     "\"00:00:00:00:00:00:00:00\", \"driver\": \"mlx5_core\"}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "infiniband", "{\"guidSet\": true, \"nodeGuid\": "
+			     "\"00:00:00:00:00:00:00:01\", \"portGuid\": \"00:00:00:00:00:00:00:01\", "
+			     "\"origNodeGuid\": \"00:00:00:00:00:00:00:00\", \"origPortGuid\": "
+			     "\"00:00:00:00:00:00:00:00\", \"driver\": \"\"}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "infiniband", "{\"guidSet\": false, \"nodeGuid\": "
+			     "\"00:00:00:00:00:00:00:01\", \"portGuid\": \"00:00:00:00:00:00:00:01\", "
+			     "\"origNodeGuid\": \"00:00:00:00:00:00:00:00\", \"origPortGuid\": "
+			     "\"00:00:00:00:00:00:00:00\", \"driver\": \"\", \"pkey\": 0}"), -EBADMSG);
+}
+
 int main(void)
 {
 	char cmd[128], conf[256], dir[128];
@@ -628,6 +685,7 @@ int main(void)
 	RUN(test_round_trip);
 	RUN(test_numbers_in_range);
 	RUN(test_rail);
+	RUN(test_infiniband);
 	RUN(test_vlan_zero);
 	RUN(test_version);
 	RUN(test_names_checked);

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * InfiniBand VFs: what ib-sriov-cni does, inside this plugin's steps.
+ *
+ * A VF is InfiniBand when sysfs says so (its netdev's type, or its RDMA
+ * port's link layer); the config only says what to set. Its GUIDs go to
+ * the PF (pf_set_guids) and take effect once the VF is bound to its
+ * driver again, which gives it a new netdev and RDMA device: both are
+ * found again by PCI address. The original GUIDs are in the record before
+ * the first change, so DEL puts them back whatever instant ADD died at.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "conf.h"
+#include "ib.h"
+#include "log.h"
+#include "sriov.h"
+
+/* Settings that only an Ethernet VF has (the PF programs them on the e-switch). */
+static const char *const eth_keys[] = {
+	"mac", "vlan", "vlanQoS", "vlanProto", "spoofchk", "trust", "min_tx_rate", "max_tx_rate",
+	NULL,
+};
+
+#define GUID_HOWTO "give it one: \"guid\": \"02:00:00:00:00:00:00:01\" (a GUID of your own), " \
+	"\"guid\": \"auto\" (derived from the PF's port GUID and the VF index), or " \
+	"ib-kubernetes (\"ibKubernetesEnabled\": true, with Multus passing " \
+	"runtimeConfig.infinibandGUID)"
+
+static int parse_guid(const char *field, const char *s, struct sriov_ib_conf *ib,
+		      bool allow_auto, struct cni_error *err)
+{
+	ib->guid_field = field;
+	if (allow_auto && !strcmp(s, "auto")) {
+		ib->guid_auto = true;
+		return 0;
+	}
+	if (ib_guid_parse(s, &ib->guid) < 0) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s \"%s\": not a GUID (want "
+			   "00:11:22:33:44:55:66:77%s)", field, s, allow_auto ? ", or \"auto\"" : "");
+		return -EINVAL;
+	}
+	/* All zeros is what the subnet manager refuses, all ones is no unicast GUID. */
+	if (ib->guid == 0 || ib->guid == UINT64_MAX) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s \"%s\": the subnet manager takes no "
+			   "all-%s GUID; give a unicast one", field, s, ib->guid ? "ones" : "zero");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_pkey(const cJSON *conf, struct sriov_ib_conf *ib, struct cni_error *err)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(conf, "pkey");
+	char *end = NULL;
+	unsigned long v = 0;
+
+	if (!p)
+		return 0;
+	/* ib-sriov-cni's users write "0x8001"; a JSON number is taken too. */
+	if (cJSON_IsString(p)) {
+		errno = 0;
+		v = strtoul(p->valuestring, &end, 16);
+		if (errno || end == p->valuestring || *end || strncasecmp(p->valuestring, "0x", 2))
+			end = NULL;
+	} else if (cJSON_IsNumber(p) && p->valuedouble == (double)(long)p->valuedouble &&
+		   p->valuedouble >= 0) {
+		v = (unsigned long)p->valuedouble;
+		end = "";
+	}
+	if (!end || v > 0xffff || !(v & 0x7fff)) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "pkey: not a partition key (want \"0x0001\" "
+			   "to \"0xffff\", the top bit for full membership, e.g. \"0x8001\")");
+		return -EINVAL;
+	}
+	ib->has_pkey = true;
+	ib->pkey = (uint16_t)v;
+	return 0;
+}
+
+int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struct cni_error *err)
+{
+	struct sriov_ib_conf *ib = &conf->ib;
+	const char *rt = NULL, *g = NULL;
+	bool present = false;
+	int i;
+
+	memset(ib, 0, sizeof(*ib));
+	if ((req->runtime_config &&
+	     conf_string(req->runtime_config, "runtimeConfig", "infinibandGUID", &rt, false, err)) ||
+	    conf_string(req->conf, "", "guid", &g, false, err) ||
+	    conf_bool(req->conf, "", "ibKubernetesEnabled", &ib->k8s, &present, err) ||
+	    parse_pkey(req->conf, ib, err))
+		return -EINVAL;
+	if (rt && !rt[0])
+		rt = NULL;
+	/* ib-sriov-cni's order: the capability (ib-kubernetes' choice) over the config. */
+	if (rt && parse_guid("runtimeConfig.infinibandGUID", rt, ib, false, err))
+		return -EINVAL;
+	if (!rt && g && parse_guid("guid", g, ib, true, err))
+		return -EINVAL;
+	if (rt)
+		ib->ib_key = "runtimeConfig.infinibandGUID";
+	else if (g)
+		ib->ib_key = "guid";
+	else if (ib->has_pkey)
+		ib->ib_key = "pkey";
+	else if (ib->k8s)
+		ib->ib_key = "ibKubernetesEnabled";
+	for (i = 0; eth_keys[i] && !ib->eth_key; i++)
+		if (cJSON_GetObjectItemCaseSensitive(req->conf, eth_keys[i]))
+			ib->eth_key = eth_keys[i];
+	if (!ib->eth_key && conf->has_mac)
+		ib->eth_key = cni_env_arg(&req->env, "MAC") ? "CNI_ARGS MAC" : "runtimeConfig.mac";
+	return 0;
+}
+
+int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err)
+{
+	struct sriov_ib_conf *ib = &conf->ib;
+	bool is_ib = false, connected = false;
+	int ret, max;
+
+	ret = ib_vf_is_ib(conf->paths.sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &is_ib);
+	if (ret < 0 && ret != -ENOENT)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read its link layer in "
+				  "sysfs: %s", vf->bdf, strerror(-ret));
+	ib->is_ib = is_ib;
+	if (!is_ib) {
+		if (!ib->ib_key)
+			return 0;
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s: VF %s is Ethernet, and %s is an "
+			   "InfiniBand setting", ib->ib_key, vf->bdf, ib->ib_key);
+		cni_error_details(err, "drop it, or use an InfiniBand VF (its netdev of type 32)");
+		return -EINVAL;
+	}
+	if (ib->eth_key) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s: VF %s is InfiniBand (IPoIB), and %s is "
+			   "an Ethernet setting", ib->eth_key, vf->bdf, ib->eth_key);
+		cni_error_details(err, "drop it: an InfiniBand VF has no MAC, VLAN, spoof check, "
+				  "trust or rate on its PF (the subnet manager's partitions, pkey, "
+				  "take the VLAN's place)");
+		return -EINVAL;
+	}
+	/* Here, not in parsing: a config is checked whole before the VF is looked at, this is the VF's. */
+	if (ib->k8s && (!ib->guid_field || strcmp(ib->guid_field, "runtimeConfig.infinibandGUID"))) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ibKubernetesEnabled: true, but no "
+			   "runtimeConfig.infinibandGUID: ib-kubernetes has not given this pod a GUID "
+			   "yet");
+		cni_error_details(err, "the NAD must list the capability (\"capabilities\": "
+				  "{\"infinibandGUID\": true}) and ib-kubernetes must run; the pod is "
+				  "retried once it has annotated it");
+		return -EINVAL;
+	}
+	if (vf->dpdk) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "deviceID %s: an InfiniBand VF bound to %s "
+			   "is not supported", vf->bdf, vf->driver);
+		return -EINVAL;
+	}
+	if (!conf->mtu || !vf->netdev[0])
+		return 0;
+	ret = ib_ipoib_connected(conf->paths.sysfs_root, vf->bdf, vf->netdev, &connected);
+	if (ret < 0 && ret != -ENOENT)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read the IPoIB mode of "
+				  "%s: %s", vf->bdf, vf->netdev, strerror(-ret));
+	max = connected ? IB_MTU_CONNECTED_MAX : IB_MTU_DATAGRAM_MAX;
+	if (conf->mtu > max) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "mtu: %d is more than IPoIB in %s mode "
+			   "carries (at most %d)", conf->mtu, connected ? "connected" : "datagram",
+			   max);
+		cni_error_details(err, "datagram mode carries the IB MTU less 4 (2044 or 4092), "
+				  "connected mode up to 65520");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_pf(const struct vf_dev *vf, int pci_fd, struct pf **pf, struct cni_error *err)
+{
+	int ret = pf_open(vf->pf_netdev, pf);
+
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot reach its PF %s: %s",
+				  vf->bdf, vf->pf_netdev, strerror(-ret));
+	ret = pci_fd >= 0 ? pf_lock_at(*pf, pci_fd, vf->pf_bdf) : 0;
+	if (ret < 0) {
+		pf_close(*pf);
+		*pf = NULL;
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF address %s: %s", vf->bdf,
+				  vf->pf_bdf, strerror(-ret));
+	}
+	return 0;
+}
+
+int sriov_ib_snapshot(const struct sriov_conf *conf, const struct vf_dev *vf, int pci_fd,
+		      struct sriov_record *rec, struct cni_error *err)
+{
+	const struct sriov_ib_conf *ib = &conf->ib;
+	struct sriov_ib_rec *r = &rec->ib;
+	char now[IB_GUID_STR_LEN], want[IB_GUID_STR_LEN];
+	struct pf *pf = NULL;
+	uint64_t pf_guid, guid;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!ib->is_ib)
+		return 0;
+	r->ib = true;
+	r->has_pkey = ib->has_pkey;
+	r->pkey = ib->pkey;
+	snprintf(r->driver, sizeof(r->driver), "%s", vf->driver);
+	if (open_pf(vf, pci_fd, &pf, err))
+		return -1;
+	ret = pf_get_guids(pf, vf->vf_index, &r->orig);
+	pf_close(pf);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read the GUIDs of VF %d on PF "
+			   "%s: %s", vf->bdf, vf->vf_index, vf->pf_netdev,
+			   ret == -ENODATA ? "the PF does not report them (a kernel before 5.5?)" :
+			   strerror(-ret));
+		return -1;
+	}
+	if (ib->guid_auto) {
+		ret = ib_port_guid(conf->paths.sysfs_root, vf->pf_bdf, &pf_guid);
+		if (ret < 0 || !pf_guid) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "guid \"auto\": cannot read the port GUID of PF "
+				   "%s in %s/bus/pci/devices/%s/infiniband/*/ports/1/gids/0: %s",
+				   vf->pf_netdev, conf->paths.sysfs_root, vf->pf_bdf,
+				   ret < 0 ? strerror(-ret) : "it is all zeros");
+			cni_error_details(err, "set a GUID of your own in \"guid\" instead");
+			return -1;
+		}
+		guid = ib_guid_auto(pf_guid, vf->vf_index);
+	} else if (ib->guid_field) {
+		guid = ib->guid;
+	} else if (!r->orig.node || !r->orig.port) {
+		ib_guid_format(r->orig.node ? r->orig.port : r->orig.node, now);
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "deviceID %s: VF %d of PF %s has the all-zero "
+			   "%s GUID %s, which the subnet manager never brings up, and the config "
+			   "gives it none", vf->bdf, vf->vf_index, vf->pf_netdev,
+			   r->orig.node ? "port" : "node", now);
+		cni_error_details(err, GUID_HOWTO);
+		return -EINVAL;
+	} else {
+		return 0;
+	}
+	r->applied.node = r->applied.port = guid;
+	if (r->orig.node == guid && r->orig.port == guid) {
+		ib_guid_format(guid, now);
+		log_info("VF %s already has GUID %s: no change, no rebind", vf->bdf, now);
+		return 0;
+	}
+	r->guid_set = true;
+	ib_guid_format(r->orig.port, now);
+	ib_guid_format(guid, want);
+	log_info("VF %s: GUID %s -> %s (%s)", vf->bdf, now, want,
+		 ib->guid_auto ? "auto" : ib->guid_field);
+	return 0;
+}
+
+static int rebind_wait_ms(void)
+{
+	const char *v = getenv(SRIOV_ENV_REBIND_MS);
+	long ms;
+	char *end;
+
+	if (!v || !v[0])
+		return SRIOV_IB_REBIND_MS;
+	ms = strtol(v, &end, 10);
+	return *end || ms <= 0 || ms > 600000 ? SRIOV_IB_REBIND_MS : (int)ms;
+}
+
+int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
+		   const struct sriov_record *rec, struct cni_error *err)
+{
+	char netdev[IFNAMSIZ], rdma[64], bdf[VF_BDF_LEN];
+	struct pf *pf = NULL;
+	int ret;
+
+	if (!rec->ib.guid_set)
+		return 0;
+	if (open_pf(vf, pci_fd, &pf, err))
+		return -1;
+	ret = pf_set_guids(pf, vf->vf_index, &rec->ib.applied);
+	pf_close(pf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the GUIDs of VF "
+				  "%d: %s", vf->bdf, vf->pf_netdev, vf->vf_index, strerror(-ret));
+	/* mlx5 reads the GUID when the VF's driver probes it. */
+	ret = ib_vf_rebind(conf->paths.sysfs_root, vf->bdf, rec->ib.driver, rebind_wait_ms(),
+			   netdev, rdma);
+	if (ret == -ETIMEDOUT) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: rebound to %s for its new GUID, but "
+			   "its netdev and RDMA device did not come back within %d ms (netdev \"%s\", "
+			   "RDMA device \"%s\")", vf->bdf, rec->ib.driver, rebind_wait_ms(), netdev,
+			   rdma);
+		cni_error_details(err, "is mlx5_ib loaded, and udev running? The GUID goes back "
+				  "to the VF's own");
+		return ret;
+	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot rebind it to %s for its "
+				  "new GUID: %s", vf->bdf, rec->ib.driver, strerror(-ret));
+	/* vf_lookup clears what it fills: the address from a copy. */
+	memcpy(bdf, vf->bdf, sizeof(bdf));
+	ret = vf_lookup(conf->paths.sysfs_root, bdf, vf);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: after its rebind: %s",
+				  bdf, strerror(-ret));
+	log_info("VF %s rebound: netdev %s, RDMA device %s", vf->bdf, vf->netdev,
+		 vf->rdma_dev[0] ? vf->rdma_dev : "none");
+	return 0;
+}
+
+int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root)
+{
+	char netdev[IFNAMSIZ], rdma[64], guid[IB_GUID_STR_LEN];
+	struct pf *pf = NULL;
+	struct vf_dev vf;
+	int ret;
+
+	if (!rec->ib.guid_set)
+		return 0;
+	ret = vf_lookup(sysfs_root, rec->bdf, &vf);
+	if (ret == -ENODEV || ret == -ENOTSUP) {
+		log_warn("VF %s is gone: no GUID to restore", rec->bdf);
+		return 0;
+	}
+	/* The PF as sysfs names it now, by the VF's physfn: a renamed PF is the same PF. */
+	ret = pf_open(vf.pf_netdev, &pf);
+	if (ret == -ENODEV) {
+		log_warn("VF %s: its PF %s is gone: no GUID to restore", rec->bdf, vf.pf_netdev);
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (pf_lock_dirfd >= 0 && (ret = pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
+		log_warn("VF %s: PF address %s: %s: its GUIDs go back without the PF's lock",
+			 rec->bdf, rec->pf_bdf, strerror(-ret));
+	ret = pf_set_guids(pf, rec->vf_index, &rec->ib.orig);
+	pf_close(pf);
+	if (ret < 0)
+		return ret;
+	/*
+	 * Always rebound: the GUID above may equal the PF's already while the
+	 * VF still runs with the other (a kill between a set and its rebind).
+	 */
+	ret = ib_vf_rebind(sysfs_root, rec->bdf, rec->ib.driver, rebind_wait_ms(), netdev, rdma);
+	ib_guid_format(rec->ib.orig.port, guid);
+	if (ret < 0)
+		log_warn("VF %s: GUID %s restored on PF %s, but rebinding it to %s: %s (it takes "
+			 "effect at the VF's next probe)", rec->bdf, guid, vf.pf_netdev,
+			 rec->ib.driver, strerror(-ret));
+	else
+		log_info("VF %s: GUID %s restored, rebound: netdev %s", rec->bdf, guid, netdev);
+	return 0;
+}
+
+void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
+		       struct sriov_record *rec)
+{
+	bool ib = false;
+	int ret;
+
+	/* A VF whose devices are in the pod shows neither: its PF's port tells as well. */
+	ret = ib_vf_is_ib(paths->sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &ib);
+	if (ret == -ENOENT)
+		ret = ib_vf_is_ib(paths->sysfs_root, vf->pf_bdf, vf->pf_netdev, NULL, &ib);
+	if (ret < 0 || !ib)
+		return;
+	rec->ib.ib = true;
+	rec->vf_orig.mask &= PF_VF_LINK_STATE;
+	memset(rec->host_mac, 0, sizeof(rec->host_mac));
+}
+
+int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
+{
+	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN];
+	struct pf_vf_guids now;
+	struct pf *pf;
+	int ret;
+
+	if (!rec->ib.ib || (!rec->ib.applied.node && !rec->ib.applied.port))
+		return 0;
+	ret = pf_open(rec->pf_netdev, &pf);
+	if (ret == 0) {
+		ret = pf_get_guids(pf, rec->vf_index, &now);
+		pf_close(pf);
+	}
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read the GUIDs of VF %d "
+				  "on PF %s: %s", rec->bdf, rec->vf_index, rec->pf_netdev,
+				  strerror(-ret));
+	if (now.node != rec->ib.applied.node || now.port != rec->ib.applied.port) {
+		bool node = now.node != rec->ib.applied.node;
+
+		ib_guid_format(node ? rec->ib.applied.node : rec->ib.applied.port, want);
+		ib_guid_format(node ? now.node : now.port, got);
+		return cni_errorf(err, CNI_ERR_DRIFT, "deviceID %s: VF %d %s GUID on PF %s is %s, "
+				  "ADD set %s", rec->bdf, rec->vf_index, node ? "node" : "port",
+				  rec->pf_netdev, got, want);
+	}
+	return 0;
+}
