@@ -592,7 +592,7 @@ static void guid_info(const struct nlattr *info, struct guid_ctx *ctx)
 {
 	const struct nlattr *a;
 	const struct ifla_vf_mac *m;
-	const struct ifla_vf_guid *vg;
+	struct ifla_vf_guid vg;
 	bool ours = false;
 
 	mnl_attr_for_each_nested(a, info) {
@@ -602,14 +602,17 @@ static void guid_info(const struct nlattr *info, struct guid_ctx *ctx)
 			ours = (int)m->vf == ctx->index;
 		if (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID)
 			continue;
-		vg = vf_payload(a, sizeof(*vg));
-		if (!vg || (int)vg->vf != ctx->index)
+		/* A copy: attributes are 4-byte aligned, the u64 in it wants 8. */
+		if (!vf_payload(a, sizeof(vg)))
+			continue;
+		memcpy(&vg, mnl_attr_get_payload(a), sizeof(vg));
+		if ((int)vg.vf != ctx->index)
 			continue;
 		if (type == IFLA_VF_IB_NODE_GUID) {
-			ctx->g->node = vg->guid;
+			ctx->g->node = vg.guid;
 			ctx->node = true;
 		} else {
-			ctx->g->port = vg->guid;
+			ctx->g->port = vg.guid;
 			ctx->port = true;
 		}
 	}

@@ -44,6 +44,7 @@ struct add_ctx {
 	struct cni_result prev;		/* prevResult of the chain, or empty */
 	struct sriov_rail rail;		/* what the sysctl and routing steps changed */
 	int pod_ifindex;		/* the netdev's, in the pod, once moved */
+	bool pod_carrier;		/* it had carrier when it arrived there */
 	struct timing timing;		/* per step, for the log line that ends ADD */
 };
 
@@ -593,6 +594,7 @@ static int netdev_run(struct add_ctx *c, struct cni_error *err)
 		memcpy(c->rec.pod_mac, pod_li.mac, 6);
 	c->rec.pod_mtu = pod_li.mtu;
 	c->pod_ifindex = pod_li.ifindex;
+	c->pod_carrier = pod_li.carrier;
 	return 0;
 }
 
@@ -614,13 +616,28 @@ static void netdev_undo(struct add_ctx *c)
 /*
  * Inside the pod: the kernel sends the NA of each IPv6 address when its DAD
  * completes, and announces every address again on a later link-up or MAC
- * change.
+ * change. A VF that arrives without carrier (igbvf reports it a watchdog
+ * tick after link-up, a PF whose link is down later still) would drop the
+ * gratuitous ARPs of the neighbour probe (README, "Announcements"): its
+ * probe is repeated for SRIOV_LATE_CARRIER_PROBES seconds instead of 3.
+ * A config's own sysctl for it is written after this one and wins.
  */
 static void pod_notify(struct add_ctx *c)
 {
 	const char *ifname = c->req->env.ifname;
-	char name[SYSCTL_NAME_MAX + 1];
+	char name[SYSCTL_NAME_MAX + 1], probes[16];
 	int ret;
+
+	if (!c->pod_carrier) {
+		snprintf(name, sizeof(name), "net.ipv4.neigh.%s.mcast_solicit", ifname);
+		snprintf(probes, sizeof(probes), "%d", SRIOV_LATE_CARRIER_PROBES);
+		ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, probes);
+		if (ret < 0)
+			log_warn("mcast_solicit on %s: %s", ifname, strerror(-ret));
+		else
+			log_debug("%s has no carrier yet: its gratuitous ARPs go on for %s s",
+				  ifname, probes);
+	}
 
 	snprintf(name, sizeof(name), "net.ipv4.conf.%s.arp_notify", ifname);
 	ret = sysctl_write_in(-1, c->conf.paths.proc_root, name, "1");

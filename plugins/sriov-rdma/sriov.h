@@ -40,6 +40,12 @@
 #define SRIOV_MAX_SYSCTLS	32
 /* Test hook: a proc tree standing in for /proc (sysctls). */
 #define SRIOV_ENV_PROC_ROOT	"SRIOV_RDMA_PROC_ROOT"
+/*
+ * How many gratuitous ARPs (one a second, the neighbour timer's) an address
+ * gets when its VF arrives in the pod without carrier: the window a late
+ * carrier has to catch one of them.
+ */
+#define SRIOV_LATE_CARRIER_PROBES	15
 /* sbr's choice: policy routing tables are taken from here up. */
 #define SRIOV_FIRST_ROUTE_TABLE	100
 

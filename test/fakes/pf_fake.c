@@ -616,7 +616,7 @@ static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
 			 const struct nlattr *info, int *nlerr)
 {
 	const struct nlattr *a;
-	const struct ifla_vf_guid *vg;
+	struct ifla_vf_guid vg;
 	const uint8_t *raw = (const uint8_t *)list;
 	struct pf_vf_guids g = { 0, 0 };
 	struct fake_state st;
@@ -630,17 +630,18 @@ static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
 		uint16_t type = mnl_attr_get_type(a);
 
 		if ((type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID) ||
-		    mnl_attr_get_payload_len(a) != sizeof(*vg))
+		    mnl_attr_get_payload_len(a) != sizeof(vg))
 			return 0;
-		vg = mnl_attr_get_payload(a);
-		if (vf >= 0 && (int)vg->vf != vf)
+		/* A copy: attributes are 4-byte aligned, the u64 in it wants 8. */
+		memcpy(&vg, mnl_attr_get_payload(a), sizeof(vg));
+		if (vf >= 0 && (int)vg.vf != vf)
 			return 0;
-		vf = (int)vg->vf;
+		vf = (int)vg.vf;
 		if (type == IFLA_VF_IB_NODE_GUID) {
-			g.node = vg->guid;
+			g.node = vg.guid;
 			has_node = true;
 		} else {
-			g.port = vg->guid;
+			g.port = vg.guid;
 			has_port = true;
 		}
 	}

@@ -52,6 +52,7 @@ ip() {
 
 T_PASSED=0
 T_FAILED=0
+T_DONE=0
 T_NAME=
 T_CUR_FAILED=0
 T_TMP=$(mktemp -d /tmp/cni-test.XXXXXX)
@@ -63,7 +64,15 @@ export SRIOV_RDMA_CNI_NODE_CONFIG=$T_TMP/node-config.json
 T_CLEANUP=()
 
 t_cleanup() {
-	local i
+	local rc=$? i
+	# A script that ends before t_done (an error under set -u, an exit in
+	# a case) has not run every case: never a pass, whatever it counted.
+	# A skip (77) is left as it is.
+	if [ "$T_DONE" = 0 ] && [ "$rc" != 77 ]; then
+		echo "not ok - ${T_NAME:-(before the first case)}: the script ended before t_done (exit $rc)"
+		echo "$T_PASSED passed, $((T_FAILED + 1)) failed"
+		[ "$rc" != 0 ] || rc=1
+	fi
 	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do
 		eval "${T_CLEANUP[$i]}" >/dev/null 2>&1 || true
 	done
@@ -73,6 +82,7 @@ t_cleanup() {
 		done < "$T_TMP/netns.list"
 	fi
 	rm -rf "$T_TMP"
+	[ "$T_DONE" = 1 ] || exit "$rc"
 }
 trap t_cleanup EXIT
 
@@ -104,6 +114,7 @@ t_end_current() {
 
 t_done() {
 	t_end_current
+	T_DONE=1
 	echo "$T_PASSED passed, $T_FAILED failed"
 	[ "$T_FAILED" = 0 ]
 	exit $?
