@@ -178,10 +178,23 @@ static int plan_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- the record DEL works from, before the first change on the host ---- */
 
+/* The VF's netdev on the host, with its altnames: the move drops them without asking again. */
+static int look_host_netdev(struct add_ctx *c)
+{
+	struct link_sock *ls;
+	int ret = link_sock_open(&ls);
+
+	if (ret == 0) {
+		ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
+					   SRIOV_MAX_ALTNAMES, &c->n_altnames);
+		link_sock_close(ls);
+	}
+	return ret;
+}
+
 /* The VF as it is now: its netdev and the PF-side fields the config changes. */
 static int snapshot(struct add_ctx *c, struct cni_error *err)
 {
-	struct link_sock *ls;
 	int ret;
 
 	if (!c->vf.dpdk) {
@@ -189,13 +202,7 @@ static int snapshot(struct add_ctx *c, struct cni_error *err)
 			return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
 					  "deviceID %s: the VF has no netdev on the host (driver \"%s\")",
 					  c->vf.bdf, c->vf.driver);
-		ret = link_sock_open(&ls);
-		if (ret == 0) {
-			/* Its altnames with it: the move drops them without asking again. */
-			ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
-						   SRIOV_MAX_ALTNAMES, &c->n_altnames);
-			link_sock_close(ls);
-		}
+		ret = look_host_netdev(c);
 		if (ret < 0)
 			return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND,
 					  "deviceID %s: netdev %s: %s", c->vf.bdf, c->vf.netdev,
@@ -453,7 +460,6 @@ static void vfmac_undo(struct add_ctx *c)
  */
 static int ib_after_rebind(struct add_ctx *c, struct cni_error *err)
 {
-	struct link_sock *ls;
 	int ret;
 
 	rdma_sock_close(c->rdma);
@@ -463,12 +469,7 @@ static int ib_after_rebind(struct add_ctx *c, struct cni_error *err)
 	c->rec.rdma_index = 0;
 	if (plan_run(c, err))
 		return -1;
-	ret = link_sock_open(&ls);
-	if (ret == 0) {
-		ret = link_get_by_name_alt(ls, c->vf.netdev, &c->host_li, c->altnames,
-					   SRIOV_MAX_ALTNAMES, &c->n_altnames);
-		link_sock_close(ls);
-	}
+	ret = look_host_netdev(c);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: netdev %s after the "
 				  "rebind: %s", c->vf.bdf, c->vf.netdev, strerror(-ret));
