@@ -285,6 +285,17 @@ wait_for 60 both_announced D
 t_eq "$(announced D)" "arp na" "pod D (${IP4[D]}, ${IP6[D]}) announced on the wire after carrier"
 pod_del D
 
+# ---- f: the PF's VFs re-created while a pod holds one ----
+t_begin "igb: sriov_numvfs 0 then $NVF while a pod holds a VF: DEL exits 0 and clears record and reservation"
+pod_add F 1 3 '"mac": "02:aa:bb:cc:dd:0f", "vlan": 500' &&
+	echo 0 >"/sys/bus/pci/devices/${PF_BDF[1]}/sriov_numvfs" &&
+	t_eq "$(ip -n "${POD[F]}" -o link show | grep -vc ': lo:')" 0 "the VF's netdev went with its VF" &&
+	make_vfs 1
+t_not_contains "$(vf_line 1 3)" "vlan 500" "the re-created VF starts from the driver's defaults"
+pod_del F
+no_leftovers "$(vf_bdf 1 3)" "after DEL"
+t_not_contains "$(vf_line 1 3)" "02:aa:bb:cc:dd:0f" "DEL did not pin the old attachment's MAC on the new VF"
+
 # ---- k: multiRail on two PFs ----
 # Two rails on the one wire, kept apart by VLAN: rail R is VLAN 10+R, and a
 # pod's VF on rail R sits behind PF R. Pod X (node x) has 10.90.R.0/24 on
@@ -352,6 +363,7 @@ EOJ
 # the capture tells the rounds and the VFs apart.
 mr_pods_up() { # MULTIRAIL HALF
 	local n r p=0
+	MR_POD=()
 	for n in x y; do
 		MR_POD[$n]=$(t_netns)
 		for r in 0 1; do
@@ -373,6 +385,7 @@ mr_pods_up() { # MULTIRAIL HALF
 mr_pods_down() {
 	local n r
 	for n in x y; do
+		[ -n "${MR_POD[$n]:-}" ] || continue
 		for r in 1 0; do
 			cni del "$T_TMP/mr$n$r.conflist" "${MR_POD[$n]}" "mr$n" "net$((r + 1))"
 			t_eq "$T_RC" 0 "DEL of pod $n's rail $r (stdout: $T_OUT, stderr: $T_ERR)"
@@ -481,17 +494,6 @@ for r in 0 1; do
 	t_eq "$(vf_host "$(vf_bdf "$k" 2)")" "${MR_RTR_HOST[r]}" "the router's rail $r VF: its netdev home"
 done
 ip netns del "${mr_fab##*/}"
-
-# ---- f: the PF's VFs re-created while a pod holds one ----
-t_begin "igb: sriov_numvfs 0 then $NVF while a pod holds a VF: DEL exits 0 and clears record and reservation"
-pod_add F 1 3 '"mac": "02:aa:bb:cc:dd:0f", "vlan": 500' &&
-	echo 0 >"/sys/bus/pci/devices/${PF_BDF[1]}/sriov_numvfs" &&
-	t_eq "$(ip -n "${POD[F]}" -o link show | grep -vc ': lo:')" 0 "the VF's netdev went with its VF" &&
-	make_vfs 1
-t_not_contains "$(vf_line 1 3)" "vlan 500" "the re-created VF starts from the driver's defaults"
-pod_del F
-no_leftovers "$(vf_bdf 1 3)" "after DEL"
-t_not_contains "$(vf_line 1 3)" "02:aa:bb:cc:dd:0f" "DEL did not pin the old attachment's MAC on the new VF"
 
 # ---- h: every VF of both PFs at once ----
 t_begin "igb: 14 pods at once (every VF of both PFs), ADD then DEL all at once: each VF with its own settings, each home intact after"
