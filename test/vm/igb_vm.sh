@@ -123,6 +123,15 @@ pod_link() { # NETNS IFNAME
 	ip -n "$1" -j link show "$2" 2>/dev/null |
 		jq -r '.[0] | "\(.address) \(.mtu) \(.operstate)"'
 }
+# The PF line a VF should have after DEL: the one from before, except that a
+# VF the PF reported no MAC for (igb's VFs re-created by sriov_numvfs) shows
+# its netdev's own MAC once the netdev took it back from its side, as igb's
+# first VFs show theirs: nothing is pinned either way.
+home_line() { # LINE-BEFORE "name mac mtu"
+	local mac
+	mac=$(cut -d' ' -f2 <<<"$2")
+	sed "s|link/ether 00:00:00:00:00:00 |link/ether $mac |" <<<"$1"
+}
 
 SETTINGS='"mac": "02:aa:bb:cc:dd:01", "vlan": 100, "vlanQoS": 3, "spoofchk": "off", "trust": "on", "max_tx_rate": 100, "mtu": 9000'
 
@@ -287,18 +296,208 @@ pod_del F
 no_leftovers "$(vf_bdf 1 3)" "after DEL"
 t_not_contains "$(vf_line 1 3)" "02:aa:bb:cc:dd:0f" "DEL did not pin the old attachment's MAC on the new VF"
 
+# ---- k: multiRail on two PFs ----
+# Two rails on the one wire, kept apart by VLAN: rail R is VLAN 10+R, and a
+# pod's VF on rail R sits behind PF R. Pod X (node x) has 10.90.R.0/24 on
+# rail R, pod Y (node y) 10.91.R.0/24; each rail's IPAM routes the other
+# node's subnets via that rail's gateway, 10.9N.R.1: a router in a fabric
+# namespace with one VF per rail, behind the other PF (so that every frame
+# between a pod and the router crosses the wire and the capture), checking
+# sources strictly (rp_filter=1) as a rail switch that knows its subnets
+# does. Without source routing both rails of a pod route the other node by
+# the main table, where one rail's route comes first (the kernel puts the
+# later of two such routes first): the other rail's traffic leaves by that
+# rail's VF, with its own rail's address, and the router drops it.
+MR_VLAN=(10 11)
+MR_RTR_PF=(1 0) # the router's port on rail R: VF 2 of PF MR_RTR_PF[R]
+declare -A MR_VF=([x]=0 [y]=1) MR_NET=([x]=90 [y]=91) MR_FAR=([x]=91 [y]=90)
+declare -A MR_POD MR_ADDR MR_MAC
+MR_RTR=()
+MR_RTR_LINE=()
+MR_RTR_HOST=()
+mr_fab=$(t_netns)
+has_carrier() { ip -n "$1" link show "$2" 2>/dev/null | grep -q LOWER_UP; }
+mr_router_up() {
+	local r k n
+	ip netns exec "$mr_fab" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=1 \
+		net.ipv4.conf.all.send_redirects=0 || return 1
+	for r in 0 1; do
+		k=${MR_RTR_PF[r]}
+		n=$(vf_netdev_of "$(vf_bdf "$k" 2)") || return 1
+		MR_RTR[r]=$n
+		MR_RTR_LINE[r]=$(vf_line "$k" 2)
+		MR_RTR_HOST[r]=$(vf_host "$(vf_bdf "$k" 2)")
+		ip link set "${PF[$k]}" vf 2 vlan "${MR_VLAN[r]}" &&
+			ip link set "$n" netns "${mr_fab##*/}" &&
+			ip -n "$mr_fab" addr add "10.90.$r.1/24" dev "$n" &&
+			ip -n "$mr_fab" addr add "10.91.$r.1/24" dev "$n" &&
+			ip netns exec "$mr_fab" sysctl -qw "net.ipv4.conf.$n.rp_filter=1" \
+				"net.ipv4.conf.$n.send_redirects=0" &&
+			ip -n "$mr_fab" link set "$n" up || return 1
+	done
+	for r in 0 1; do
+		wait_for 60 has_carrier "$mr_fab" "${MR_RTR[r]}" || return 1
+	done
+}
+mr_conf() { # FILE NODE RAIL MAC MULTIRAIL
+	cat >"$1" <<EOJ
+{
+  "cniVersion": "1.0.0",
+  "name": "rail$3",
+  "plugins": [
+    {
+      "type": "sriov-rdma",
+      "deviceID": "$(vf_bdf "$3" "${MR_VF[$2]}")",
+      "stateDir": "$STATE",
+      "vlan": ${MR_VLAN[$3]}, "mac": "$4", "multiRail": $5,
+      "ipam": {"type": "pool-ipam", "dataDir": "$POOLDIR/node$2",
+        "ranges": [[{"subnet": "10.${MR_NET[$2]}.$3.0/24", "gateway": "10.${MR_NET[$2]}.$3.1"}]],
+        "routes": [{"dst": "10.${MR_FAR[$2]}.0.0/16", "gw": "10.${MR_NET[$2]}.$3.1"}]}
+    }
+  ]
+}
+EOJ
+}
+# Pods X and Y with one VF per rail (net1 on rail 0, net2 on rail 1), each
+# VF with a MAC of this round (HALF: 1 with multiRail, 2 without), so that
+# the capture tells the rounds and the VFs apart.
+mr_pods_up() { # MULTIRAIL HALF
+	local n r p=0
+	MR_POD=()
+	for n in x y; do
+		MR_POD[$n]=$(t_netns)
+		for r in 0 1; do
+			MR_MAC[$n$r]=02:4d:0$2:00:0$p:0$r
+			mr_conf "$T_TMP/mr$n$r.conflist" "$n" "$r" "${MR_MAC[$n$r]}" "$1"
+			cni add "$T_TMP/mr$n$r.conflist" "${MR_POD[$n]}" "mr$n" "net$((r + 1))"
+			t_eq "$T_RC" 0 "ADD of pod $n's rail $r (stdout: $T_OUT, stderr: $T_ERR)" || return 1
+			MR_ADDR[$n$r]=$(t_jq '.ips[0].address' | cut -d/ -f1)
+		done
+		p=$((p + 1))
+	done
+	for n in x y; do
+		for r in 0 1; do
+			wait_for 60 has_carrier "${MR_POD[$n]}" "net$((r + 1))" ||
+				t_fail "pod $n's net$((r + 1)) never got carrier"
+		done
+	done
+}
+mr_pods_down() {
+	local n r
+	for n in x y; do
+		[ -n "${MR_POD[$n]:-}" ] || continue
+		for r in 1 0; do
+			cni del "$T_TMP/mr$n$r.conflist" "${MR_POD[$n]}" "mr$n" "net$((r + 1))"
+			t_eq "$T_RC" 0 "DEL of pod $n's rail $r (stdout: $T_OUT, stderr: $T_ERR)"
+		done
+		ip netns del "${MR_POD[$n]##*/}"
+	done
+}
+mr_ping() { # NETNS [ping options] DST: yes or no
+	ip netns exec "$1" ping -q -c 4 -i 0.5 -W 3 "${@:2}" >/dev/null 2>&1 && echo yes || echo no
+}
+# The pod's interface for traffic from its address on RAIL to Y's on RAIL.
+mr_route_dev() { # RAIL
+	ip -n "${MR_POD[x]}" -j route get "${MR_ADDR[y$1]}" from "${MR_ADDR[x$1]}" 2>/dev/null |
+		jq -r '.[0].dev'
+}
+# How many frames on the wire from MAC, tagged VLAN, hold TEXT.
+frames() { # MAC VLAN TEXT
+	wire "$1" | grep -F "vlan $2," | grep -cF -e "$3"
+}
+has_frames() { [ "$(frames "$@")" -gt 0 ]; }
+# yes when such frames reach the capture (30 s: a hang guard only).
+on_wire() { # MAC VLAN TEXT
+	wait_for 30 has_frames "$@"
+	has_frames "$@" && echo yes || echo no
+}
+# Packets the namespace's reverse-path filter dropped (the kernel's counter).
+rpf_drops() { # NETNS
+	ip netns exec "$1" awk '/^TcpExt:/ && !c { for (i = 2; i <= NF; i++) if ($i == "IPReversePathFilter") c = i; next }
+		/^TcpExt:/ { print $c; exit }' /proc/net/netstat
+}
+# Each node's pod reaches its own gateway on each rail (on-link, right in
+# both rounds), which leaves the gateways in the pods' neighbour tables: a
+# packet that takes the wrong rail then leaves as itself, not as an ARP.
+mr_gateways() {
+	local n r
+	for n in x y; do
+		for r in 0 1; do
+			t_eq "$(mr_ping "${MR_POD[$n]}" "10.${MR_NET[$n]}.$r.1")" yes \
+				"pod $n reaches its rail $r gateway 10.${MR_NET[$n]}.$r.1"
+		done
+	done
+}
+
+t_begin "igb: multiRail on two PFs: two pods with a VF per rail; each rail's traffic leaves by its own VF with its own address, through a router with strict rp_filter"
+if ! mr_router_up; then
+	t_fail "the fabric's router: $(ip -n "$mr_fab" -br link 2>&1)"
+elif mr_pods_up true 1; then
+	mr_gateways
+	drops=$(rpf_drops "$mr_fab")
+	for r in 0 1; do
+		src=${MR_ADDR[x$r]} dst=${MR_ADDR[y$r]} other=$((1 - r))
+		t_eq "$(mr_route_dev "$r")" "net$((r + 1))" "X's rule sends rail $r's source by rail $r"
+		t_eq "$(mr_ping "${MR_POD[x]}" -I "$src" "$dst")" yes \
+			"X ($src, rail $r) reaches Y ($dst, rail $r) through the router"
+		t_eq "$(on_wire "${MR_MAC[x$r]}" "${MR_VLAN[r]}" "$src > $dst: ICMP echo request")" yes \
+			"the requests left by X's rail $r VF (${MR_MAC[x$r]}, VLAN ${MR_VLAN[r]}) from $src"
+		wire "${MR_MAC[x$r]}" | grep -F "$src > $dst" | head -n 1 | sed 's/^/# on the wire: /'
+		t_eq "$(on_wire "${MR_MAC[y$r]}" "${MR_VLAN[r]}" "$dst > $src: ICMP echo reply")" yes \
+			"the replies left by Y's rail $r VF (${MR_MAC[y$r]}, VLAN ${MR_VLAN[r]}) from $dst"
+		for n in x y; do
+			a=${MR_ADDR[$n$r]}
+			t_eq "$(wire "${MR_MAC[$n$other]}" | grep -cF -e "$a > " -e "tell $a," -e "Reply $a is-at")" 0 \
+				"nothing of rail $r's $a left by pod $n's rail $other VF"
+		done
+	done
+	t_eq "$(rpf_drops "$mr_fab")" "$drops" "packets the router's rp_filter dropped"
+fi
+mr_pods_down
+no_leftovers x "after the multiRail pods' DEL"
+
+t_begin "igb: the same two pods without multiRail: one rail's traffic leaves by the other rail's VF with its own address, and the router's strict rp_filter drops it"
+if mr_pods_up false 2; then
+	mr_gateways
+	drops=$(rpf_drops "$mr_fab")
+	wrong=0
+	for r in 0 1; do
+		src=${MR_ADDR[x$r]} dst=${MR_ADDR[y$r]} other=$((1 - r))
+		if [ "$(mr_route_dev "$r")" = "net$((r + 1))" ]; then
+			t_eq "$(mr_ping "${MR_POD[x]}" -I "$src" "$dst")" yes \
+				"X ($src) reaches Y ($dst) on rail $r, whose route main holds"
+			continue
+		fi
+		wrong=$((wrong + 1))
+		t_eq "$(mr_ping "${MR_POD[x]}" -I "$src" "$dst")" no "X ($src, rail $r) gets no answer from Y ($dst)"
+		t_eq "$(on_wire "${MR_MAC[x$other]}" "${MR_VLAN[other]}" "$src > $dst: ICMP echo request")" yes \
+			"rail $r's requests from $src left by X's rail $other VF (${MR_MAC[x$other]}, VLAN ${MR_VLAN[other]})"
+		wire "${MR_MAC[x$other]}" | grep -F "$src > $dst" | head -n 1 | sed 's/^/# on the wire: /'
+		t_eq "$(frames "${MR_MAC[x$r]}" "${MR_VLAN[r]}" "$src > $dst: ICMP echo request")" 0 \
+			"none left by X's rail $r VF"
+		t_eq "$(wire "${MR_MAC[y$r]}" | grep -cF "$dst > $src: ICMP echo reply")" 0 \
+			"Y never got them: no reply on the wire"
+		t_eq "$([ "$(rpf_drops "$mr_fab")" -gt "$drops" ] && echo yes || echo no)" yes \
+			"the router's rp_filter dropped them (IPReversePathFilter went up from $drops)"
+	done
+	t_eq "$wrong" 1 "rails whose traffic leaves by the other rail's VF"
+fi
+mr_pods_down
+no_leftovers x "after the pods' DEL"
+for r in 0 1; do
+	[ -n "${MR_RTR[r]:-}" ] || continue
+	k=${MR_RTR_PF[r]}
+	ip -n "$mr_fab" link set "${MR_RTR[r]}" netns 1
+	ip link set "${PF[$k]}" vf 2 vlan 0
+	t_eq "$(vf_line "$k" 2)" "$(home_line "${MR_RTR_LINE[r]}" "${MR_RTR_HOST[r]}")" \
+		"the router's rail $r VF: its PF line back"
+	t_eq "$(vf_host "$(vf_bdf "$k" 2)")" "${MR_RTR_HOST[r]}" "the router's rail $r VF: its netdev home"
+done
+ip netns del "${mr_fab##*/}"
+
 # ---- h: every VF of both PFs at once ----
 t_begin "igb: 14 pods at once (every VF of both PFs), ADD then DEL all at once: each VF with its own settings, each home intact after"
 declare -A LINE HOST
-# The PF line a VF should have after DEL: the one from before, except that a
-# VF the PF reported no MAC for (igb's VFs re-created by sriov_numvfs) shows
-# its netdev's own MAC once the netdev took it back from its side, as igb's
-# first VFs show theirs: nothing is pinned either way.
-home_line() { # LINE-BEFORE "name mac mtu"
-	local mac
-	mac=$(cut -d' ' -f2 <<<"$2")
-	sed "s|link/ether 00:00:00:00:00:00 |link/ether $mac |" <<<"$1"
-}
 cnipath=$(t_cni_path)
 many() { # add|del
 	local k i id
