@@ -119,7 +119,7 @@ static int count_lines(const char *path, const char *needle)
 /* Run fn in a child: being stranded is for good, and the rest of the tests need home. */
 static void in_child(void (*fn)(void))
 {
-	int status;
+	int status = 0;
 	pid_t pid;
 
 	fflush(stdout);
