@@ -608,6 +608,54 @@ static bool fake_has_guids(const struct nlattr *info)
 }
 
 /*
+ * Load, change one VF, save, as one step under the fake PF's lock: plugins
+ * run side by side on one PF. change() answers the errno the kernel would
+ * (0: done, and saved). *nlerr: ENODEV for a PF that is gone, EINVAL for a
+ * VF it does not have; the return value reports trouble with the files.
+ */
+static int fake_update_vf(struct fake_pf *pf, int vf, int (*change)(struct fake_vf *v, void *arg),
+			  void *arg, int *nlerr)
+{
+	char lockname[IFNAMSIZ + 8];
+	struct fake_state st;
+	int i, ret, lock;
+
+	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
+		return ret;
+	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
+	if (lock < 0)
+		return lock;
+	if (!fake_pf_present(pf)) {
+		*nlerr = ENODEV;
+		goto out_lock;
+	}
+	ret = fake_load(pf, &st);
+	if (ret < 0)
+		goto out_lock;
+	*nlerr = EINVAL;
+	for (i = 0; i < st.n; i++) {
+		if (st.vfs[i].vf != vf)
+			continue;
+		*nlerr = change(&st.vfs[i], arg);
+		if (!*nlerr)
+			ret = fake_save(pf, &st);
+		break;
+	}
+	free(st.vfs);
+out_lock:
+	lock_release(lock);
+	return ret;
+}
+
+static int set_guids(struct fake_vf *v, void *arg)
+{
+	if (!v->ib)
+		return EOPNOTSUPP;
+	v->guids = *(const struct pf_vf_guids *)arg;
+	return 0;
+}
+
+/*
  * Both GUIDs of one VF, nothing else, as pf_set_guids and ip send them:
  * the VF must be an IB one (its line has GUIDs), EOPNOTSUPP otherwise
  * (an Ethernet PF's driver has no ndo_set_vf_guid).
@@ -619,10 +667,9 @@ static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
 	struct ifla_vf_guid vg;
 	const uint8_t *raw = (const uint8_t *)list;
 	struct pf_vf_guids g = { 0, 0 };
-	struct fake_state st;
-	char line[256], hex[512], node[24], port[24], lockname[IFNAMSIZ + 8];
+	char line[256], hex[512], node[24], port[24];
 	bool has_node = false, has_port = false;
-	int vf = -1, i, ret, lock;
+	int vf = -1, ret;
 	size_t k;
 
 	*nlerr = EINVAL;
@@ -658,35 +705,18 @@ static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
 		return ret;
 	if (*nlerr)
 		return 0;
-	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
-		return ret;
-	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
-	if (lock < 0)
-		return lock;
-	if (!fake_pf_present(pf)) {
-		*nlerr = ENODEV;
-		goto out_lock;
-	}
-	ret = fake_load(pf, &st);
-	if (ret < 0)
-		goto out_lock;
-	*nlerr = EINVAL;
-	for (i = 0; i < st.n; i++) {
-		if (st.vfs[i].vf != vf)
-			continue;
-		if (!st.vfs[i].ib) {
-			*nlerr = EOPNOTSUPP;
-			break;
-		}
-		st.vfs[i].guids = g;
-		ret = fake_save(pf, &st);
-		*nlerr = 0;
-		break;
-	}
-	free(st.vfs);
-out_lock:
-	lock_release(lock);
-	return ret;
+	return fake_update_vf(pf, vf, set_guids, &g, nlerr);
+}
+
+static int set_field(struct fake_vf *v, void *arg)
+{
+	const struct pf_vf_config *c = arg;
+
+	/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
+	if (v->ib && c->mask != PF_VF_LINK_STATE)
+		return EOPNOTSUPP;
+	fake_apply(&v->cfg, c->mask, c);
+	return 0;
 }
 
 /*
@@ -698,10 +728,9 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 {
 	const struct nlattr *list = link_msg_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
 	struct pf_vf_config c;
-	struct fake_state st;
-	char line[256], mac[18], lockname[IFNAMSIZ + 8];
+	char line[256], mac[18];
 	const char *op;
-	int vf, n = 0, i, ret, lock;
+	int vf, n = 0, ret;
 
 	*nlerr = EINVAL;
 	if (!list)
@@ -751,37 +780,7 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 		return ret;
 	if (*nlerr)
 		return 0;
-	/* Load, change, save as one step: plugins run side by side on one PF. */
-	if ((ret = fake_name(pf, "lock", lockname, sizeof(lockname))) < 0)
-		return ret;
-	lock = lock_take(pf->dirfd, lockname, FAKE_LOCK_TIMEOUT_MS);
-	if (lock < 0)
-		return lock;
-	if (!fake_pf_present(pf)) {
-		*nlerr = ENODEV;
-		goto out_lock;
-	}
-	ret = fake_load(pf, &st);
-	if (ret < 0)
-		goto out_lock;
-	*nlerr = EINVAL;
-	for (i = 0; i < st.n; i++) {
-		if (st.vfs[i].vf != vf)
-			continue;
-		/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
-		if (st.vfs[i].ib && c.mask != PF_VF_LINK_STATE) {
-			*nlerr = EOPNOTSUPP;
-			break;
-		}
-		fake_apply(&st.vfs[i].cfg, c.mask, &c);
-		ret = fake_save(pf, &st);
-		*nlerr = 0;
-		break;
-	}
-	free(st.vfs);
-out_lock:
-	lock_release(lock);
-	return ret;
+	return fake_update_vf(pf, vf, set_field, &c, nlerr);
 }
 
 static void put_ack(char *buf, const struct nlmsghdr *req, unsigned portid, int err)
