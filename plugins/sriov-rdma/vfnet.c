@@ -213,12 +213,9 @@ int sriov_pf_name(const struct sriov_record *rec, const char *sysfs_root, char n
 		return 0;
 	ret = vf_netdev_name(sysfs_root, rec->pf_bdf, name);
 	if (ret < 0 || !name[0]) {
-		if (ret == -ENODEV) {
-			memcpy(name, rec->pf_netdev, IFNAMSIZ);	/* for the message */
-			return ret;
-		}
+		/* The recorded name: for the message when the PF is gone, else to try. */
 		memcpy(name, rec->pf_netdev, IFNAMSIZ);
-		return 0;
+		return ret == -ENODEV ? ret : 0;
 	}
 	if (strcmp(name, rec->pf_netdev))
 		log_info("VF %s: its PF %s is %s now", rec->bdf, rec->pf_bdf, name);
