@@ -256,6 +256,29 @@ static int snapshot_ib(struct add_ctx *c, struct cni_error *err)
 }
 
 /*
+ * The device-info file and its text, declared before the file is made: a
+ * DEL after ADD was killed removes it only if it holds that text, so a
+ * file someone else put at the path is never removed. The RDMA name is the
+ * one the pod will see: rdmaName once the device has moved.
+ */
+static int devinfo_declare(struct add_ctx *c, struct cni_error *err)
+{
+	int ret;
+
+	if (!c->conf.devinfo_file)
+		return 0;
+	ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf,
+				 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
+							      c->rec.rdma_pod_name,
+				 &c->rec.ib, c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "runtimeConfig.CNIDeviceInfoFile: "
+				  "cannot make its text: %s", strerror(-ret));
+	snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s", c->conf.devinfo_file);
+	return 0;
+}
+
+/*
  * Everything the later steps may change, in one write: a DEL after ADD
  * died at any instant from here on undoes exactly that. Two writes of the
  * record per ADD, this one and the final one, and one of the marker.
@@ -267,23 +290,8 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 	if (snapshot(c, err) || snapshot_ib(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
-	/*
-	 * The device-info file and its text, declared before the file is made:
-	 * a DEL after ADD was killed removes it only if it holds that text, so
-	 * a file someone else put at the path is never removed. The RDMA name
-	 * is the one the pod will see: rdmaName once the device has moved.
-	 */
-	if (c->conf.devinfo_file) {
-		ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf,
-					 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
-								      c->rec.rdma_pod_name,
-					 c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
-		if (ret < 0)
-			return cni_errorf(err, CNI_ERR_PLUGIN, "runtimeConfig.CNIDeviceInfoFile: "
-					  "cannot make its text: %s", strerror(-ret));
-		snprintf(c->rec.devinfo_file, sizeof(c->rec.devinfo_file), "%s",
-			 c->conf.devinfo_file);
-	}
+	if (devinfo_declare(c, err))
+		return -1;
 	c->rec.in_progress = true;
 	memcpy(c->me.host_ifname, c->rec.host_ifname, IFNAMSIZ);
 	memcpy(c->me.host_mac, c->rec.host_mac, 6);
@@ -484,6 +492,9 @@ static int ib_after_rebind(struct add_ctx *c, struct cni_error *err)
 		snprintf(c->me.rdma_dev, sizeof(c->me.rdma_dev), "%s", c->rec.rdma_dev);
 		c->me.rdma_index = c->rec.rdma_index;
 	}
+	/* The kernel's name of the new RDMA device, where no rdmaName replaces it. */
+	if (devinfo_declare(c, err))
+		return -1;
 	ret = sriov_record_write(c->state_fd, &c->rec);
 	if (ret == 0)
 		ret = claim_mark(&c->claim, &c->me);

@@ -551,8 +551,29 @@ static int devinfo_open_parent(const char *path, bool create, int *dirfd, const 
 	return state_dir_open(len ? dir : "/", dirfd);
 }
 
-int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev, char *out,
-		      size_t len)
+/*
+ * Beside the spec's "pci", which keeps its members: the device-info spec
+ * has no InfiniBand device, and its readers (Multus, net-attach-def-client)
+ * decode the members they know and pass over the others.
+ */
+static bool devinfo_add_ib(cJSON *o, const struct sriov_ib_rec *ib)
+{
+	/* The VF keeps its own GUIDs unless ADD gives it others. */
+	const struct pf_vf_guids *g = ib->applied.node || ib->applied.port ? &ib->applied :
+									      &ib->orig;
+	char node[IB_GUID_STR_LEN], port[IB_GUID_STR_LEN], pkey[8];
+	cJSON *i = cJSON_AddObjectToObject(o, "infiniband");
+
+	ib_guid_format(g->node, node);
+	ib_guid_format(g->port, port);
+	snprintf(pkey, sizeof(pkey), "0x%04x", ib->pkey);
+	return i && (!ib->has_pkey || cJSON_AddStringToObject(i, "pkey", pkey)) &&
+	       cJSON_AddStringToObject(i, "port-guid", port) &&
+	       cJSON_AddStringToObject(i, "node-guid", node);
+}
+
+int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev,
+		       const struct sriov_ib_rec *ib, char *out, size_t len)
 {
 	cJSON *o, *pci;
 	char *text = NULL;
@@ -565,7 +586,8 @@ int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev
 	    !cJSON_AddStringToObject(pci, "pci-address", bdf) ||
 	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)) ||
 	    /* The name the pod sees, which the device plugin's record cannot know after a rename. */
-	    (rdma_dev && rdma_dev[0] && !cJSON_AddStringToObject(pci, "rdma-device", rdma_dev)))
+	    (rdma_dev && rdma_dev[0] && !cJSON_AddStringToObject(pci, "rdma-device", rdma_dev)) ||
+	    (ib && ib->ib && !devinfo_add_ib(o, ib)))
 		goto out;
 	text = cJSON_PrintUnformatted(o);
 	if (!text)

@@ -268,9 +268,13 @@ int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err);
-/* The device-info file's text for VF bdf (rdma_dev NULL or "": none). */
-int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev, char *out,
-		       size_t len);
+/*
+ * The device-info file's text for VF bdf (rdma_dev NULL or "": none); for an
+ * InfiniBand VF (ib->ib) an "infiniband" object too: its pkey when the config
+ * gives one, the node and port GUID the VF runs with.
+ */
+int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev,
+		       const struct sriov_ib_rec *ib, char *out, size_t len);
 /* Create path holding text, only where no file stands (-EEXIST: it stays as it is). */
 int sriov_devinfo_write(const char *path, const char *text);
 /*

@@ -391,4 +391,47 @@ t_eq "$(tail -n +$((n + 1)) "$SR_FAKE/$SR_PFNET.calls" | grep setlink | sed 's/.
 t_eq "$(sr_pod_link "$pod" net1)" "" "the netdev left the pod"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 
+t_begin "the device-info file of an IB VF carries pkey and the GUIDs beside the spec's pci members; an Ethernet VF's carries none; DEL removes it"
+ib_setup 1
+pod=$(t_netns)
+DI=$T_TMP/devinfo/ib-net1.json
+mkdir -p "$T_TMP/devinfo"
+# As Multus passes them: deviceID, the GUID from ib-kubernetes, the device-info path.
+di_caps='"capabilities": {"infinibandGUID": true, "deviceID": true, "CNIDeviceInfoFile": true}'
+sr_conflist "$CONF" 1.0.0 "\"rdma\": \"exclusive\", \"pkey\": \"0x8001\", $di_caps" "$POOL"
+cap="{\"infinibandGUID\": \"$G1\", \"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$DI\"}"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cd CNI_ARGS="$ARGS" CAP_ARGS="$cap"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+new_rdma=$(awk '$1 == "bind" {print $4}' "$EV")
+t_eq "$(jq -c .infiniband "$DI" 2>/dev/null)" "{\"pkey\":\"0x8001\",\"port-guid\":\"$G1\",\"node-guid\":\"$G1\"}" \
+	"pkey and the GUIDs ADD gave the VF"
+t_eq "$(jq -c '[.type, .version, .pci["pci-address"], .pci["pf-pci-address"], .pci["rdma-device"]]' "$DI" 2>/dev/null)" \
+	"[\"pci\",\"1.1.0\",\"$(sr_vf 0)\",\"$SR_PF\",\"$new_rdma\"]" "the spec's members, the rebound RDMA device's name"
+t_eq "$(t_jq '[.. | objects | keys[] | select(test("pkey|guid|infiniband"; "i"))] | length')" 0 \
+	"the result holds the spec's keys only (libcni's types would drop others)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cd CNI_ARGS="$ARGS" CAP_ARGS="$cap"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+[ ! -e "$DI" ] || t_fail "DEL left the device-info file"
+t_eq "$(vf_guids 0)" "node_guid=$ZERO port_guid=$ZERO" "the VF's own GUIDs back"
+# The VF keeps its own GUID (no request, no rebind): those are the ones named, no pkey without one.
+ib_setup 1 --guid 0 "$G1"
+sr_conflist "$CONF" 1.0.0 "\"rdma\": \"exclusive\", $di_caps" "$POOL"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ce CNI_ARGS="$ARGS" CAP_ARGS="$cap"
+t_eq "$T_RC" 0 "ADD, the VF's own GUID ($T_ERR)"
+t_eq "$(jq -c .infiniband "$DI" 2>/dev/null)" "{\"port-guid\":\"$G1\",\"node-guid\":\"$G1\"}" "no pkey configured: none named"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ce CNI_ARGS="$ARGS" CAP_ARGS="$cap"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+[ ! -e "$DI" ] || t_fail "DEL left the device-info file"
+sr_setup 1
+sr_conflist "$CONF" 1.0.0 "\"capabilities\": {\"deviceID\": true, \"CNIDeviceInfoFile\": true}" "$POOL"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cg CNI_ARGS="$ARGS" \
+	CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$DI\"}"
+t_eq "$T_RC" 0 "ADD, Ethernet ($T_ERR)"
+t_eq "$(jq -c '[has("infiniband"), .pci["pci-address"]]' "$DI" 2>/dev/null)" "[false,\"$(sr_vf 0)\"]" \
+	"an Ethernet VF's device-info file has no infiniband object"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cg CNI_ARGS="$ARGS" \
+	CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\", \"CNIDeviceInfoFile\": \"$DI\"}"
+t_eq "$T_RC" 0 "DEL, Ethernet ($T_ERR)"
+[ ! -e "$DI" ] || t_fail "DEL left the Ethernet VF's device-info file"
+
 t_done

@@ -561,9 +561,36 @@ static void test_devinfo(void)
 	memset(&err, 0, sizeof(err));
 	CHECK_INT(sriov_devinfo_validate("devinfo/x.json", resolved, &err), -EINVAL);
 	CHECK_HAS(err.msg, "absolute");
-	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "rdma_net1", text,
+	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "rdma_net1", NULL, text,
 				     sizeof(text)), 0);
-	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, other, sizeof(other)), 0);
+	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, NULL, other,
+				     sizeof(other)), 0);
+	CHECK(!strstr(text, "infiniband"));
+	{
+		/* An IB VF: the GUIDs it runs with (its own unless ADD set others), pkey if given. */
+		struct sriov_ib_rec ib = { .ib = true, .has_pkey = true, .pkey = 0x8001,
+					   .orig = { 0x1111, 0x2222 },
+					   .applied = { 0x02c90300abcd01, 0x02c90300abcd02 } };
+		char ibtext[1024];
+
+		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "mlx5_4", &ib, ibtext,
+					     sizeof(ibtext)), 0);
+		CHECK_STR(ibtext, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":"
+			  "\"0000:3b:00.2\",\"pf-pci-address\":\"0000:3b:00.0\",\"rdma-device\":"
+			  "\"mlx5_4\"},\"infiniband\":{\"pkey\":\"0x8001\",\"port-guid\":"
+			  "\"00:02:c9:03:00:ab:cd:02\",\"node-guid\":\"00:02:c9:03:00:ab:cd:01\"}}");
+		ib.has_pkey = false;
+		ib.applied.node = ib.applied.port = 0;
+		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
+					     sizeof(ibtext)), 0);
+		CHECK_HAS(ibtext, "\"infiniband\":{\"port-guid\":\"00:00:00:00:00:00:22:22\","
+			  "\"node-guid\":\"00:00:00:00:00:00:11:11\"}");
+		/* An Ethernet VF's record: no such object. */
+		ib.ib = false;
+		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
+					     sizeof(ibtext)), 0);
+		CHECK(!strstr(ibtext, "infiniband"));
+	}
 	CHECK_INT(sriov_devinfo_write(resolved, text), 0);
 	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
 	CHECK_HAS(data, "\"pci-address\":\"0000:3b:00.2\"");
