@@ -242,7 +242,8 @@ int link_dump_each(struct link_sock *ls, uint16_t type, uint8_t family, size_t h
 
 /* ---- links ---- */
 
-static void fill_info(struct rtnl_link *l, struct link_info *info)
+/* Only a 6-byte address is a MAC: IPoIB's is 20 bytes, and leaves info->mac zero. */
+void link_info_fill(struct rtnl_link *l, struct link_info *info)
 {
 	struct nl_addr *a = rtnl_link_get_addr(l);
 	const char *alias = rtnl_link_get_ifalias(l);
@@ -319,7 +320,7 @@ int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *i
 	ret = get_link(ls, 0, name, &l);
 	if (ret < 0)
 		return ret;
-	fill_info(l, info);
+	link_info_fill(l, info);
 	rtnl_link_put(l);
 	return 0;
 }
@@ -334,7 +335,7 @@ int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info)
 	ret = get_link(ls, ifindex, NULL, &l);
 	if (ret < 0)
 		return ret;
-	fill_info(l, info);
+	link_info_fill(l, info);
 	rtnl_link_put(l);
 	return 0;
 }
@@ -572,41 +573,53 @@ struct link_alt_ctx {
 	bool seen;
 };
 
-static int link_alt_cb(const struct nlmsghdr *nlh, void *data)
+int link_info_parse(const struct nlmsghdr *nlh, struct link_info *info)
 {
-	struct link_alt_ctx *ctx = data;
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *attr;
 
-	if (nlh->nlmsg_type != RTM_NEWLINK)
-		return MNL_CB_OK;
-	ctx->seen = true;
-	memset(ctx->info, 0, sizeof(*ctx->info));
-	ctx->info->ifindex = ifi->ifi_index;
-	ctx->info->up = ifi->ifi_flags & IFF_UP;
-	ctx->info->carrier = ifi->ifi_flags & IFF_LOWER_UP;
+	memset(info, 0, sizeof(*info));
+	if (nlh->nlmsg_type != RTM_NEWLINK || nlh->nlmsg_len < NLMSG_SPACE(sizeof(*ifi)))
+		return -EPROTO;
+	info->ifindex = ifi->ifi_index;
+	info->up = ifi->ifi_flags & IFF_UP;
+	info->carrier = ifi->ifi_flags & IFF_LOWER_UP;
+	info->loopback = ifi->ifi_flags & IFF_LOOPBACK;
 	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
 		switch (mnl_attr_get_type(attr)) {
 		case IFLA_IFNAME:
 			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
-				snprintf(ctx->info->name, sizeof(ctx->info->name), "%s",
+				snprintf(info->name, sizeof(info->name), "%s",
 					 mnl_attr_get_str(attr));
 			break;
 		case IFLA_ADDRESS:
+			/* Only a 6-byte address is a MAC: IPoIB's is 20 bytes. */
 			if (mnl_attr_get_payload_len(attr) == 6)
-				memcpy(ctx->info->mac, mnl_attr_get_payload(attr), 6);
+				memcpy(info->mac, mnl_attr_get_payload(attr), 6);
 			break;
 		case IFLA_MTU:
 			if (mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
-				ctx->info->mtu = (int)mnl_attr_get_u32(attr);
+				info->mtu = (int)mnl_attr_get_u32(attr);
 			break;
 		case IFLA_IFALIAS:
 			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
-				snprintf(ctx->info->alias, sizeof(ctx->info->alias), "%s",
+				snprintf(info->alias, sizeof(info->alias), "%s",
 					 mnl_attr_get_str(attr));
 			break;
 		}
 	}
+	return 0;
+}
+
+static int link_alt_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct link_alt_ctx *ctx = data;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	if (link_info_parse(nlh, ctx->info) < 0)
+		return MNL_CB_ERROR;
+	ctx->seen = true;
 	return altnames_cb(nlh, &ctx->alt);
 }
 

@@ -41,6 +41,12 @@ void link_requests(unsigned *host, unsigned *pod);
 
 /* -ENODEV when absent. */
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
+/*
+ * One RTM_NEWLINK as a link_info (link_get_by_name_alt's decoder). An
+ * address that is not 6 bytes (IPoIB's 20) is no MAC: info->mac stays zero.
+ * -EPROTO: not an RTM_NEWLINK, or too short for one.
+ */
+int link_info_parse(const struct nlmsghdr *nlh, struct link_info *info);
 int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
 
 /*

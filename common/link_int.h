@@ -13,6 +13,10 @@
 #include <netlink/cache.h>
 #include "link.h"
 
+struct rtnl_link;
+
+/* A libnl link object as a link_info (link_get_by_name's decoder). */
+void link_info_fill(struct rtnl_link *l, struct link_info *info);
 /* A libnl error (NLE_*, either sign) as -errno. */
 int link_nle_errno(int nle);
 /* Send what libnl built: built is the builder's return, *msg its message (freed here). */
