@@ -12,6 +12,16 @@
  *               fails with (after being recorded)
  *   rdma.lock   flock'd while a request reads and changes the state, so
  *               plugins running side by side lose no update
+ *   rdma.ipoib  optional, lines "<netdev> <new-netdev> <new-peer>": what
+ *               mlx5 IPoIB does when its RDMA device changes namespace
+ *               (the device is unregistered and registered again, and
+ *               ipoib makes its netdev anew, on the host): after moving a
+ *               device whose netdev is <netdev>, that link is deleted and
+ *               a veth <new-netdev> (peer <new-peer>, up) takes its place,
+ *               with a new ifindex; the sysfs tree of SRIOV_RDMA_SYSFS_ROOT
+ *               follows as test/fixtures/mksysfs lays it out (the VF's
+ *               net/<netdev> entry and class/net/<netdev> renamed), and
+ *               the call is recorded as "ipoib <netdev> <new-netdev>"
  * The fake applies the kernel's rules common/rdma.h relies on: exclusive
  * mode hides devices of other namespaces, set-netns needs exclusive mode
  * and the caller in the device's namespace, names are unique.
@@ -24,7 +34,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <libgen.h>
+#include <limits.h>
 #include <libmnl/libmnl.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
 #include <rdma/rdma_netlink.h>
 #include "fakes.h"
 #include "lock.h"
@@ -262,6 +277,94 @@ static void fake_put_status(char *buf, size_t *off, uint32_t seq, uint16_t type,
 	fake_end(off, nlh);
 }
 
+/* The fixture's entries of netdev old, renamed to new (mksysfs's layout). */
+static int ipoib_sysfs_rename(const char *old, const char *new)
+{
+	const char *root = getenv("SRIOV_RDMA_SYSFS_ROOT");
+	char cls[PATH_MAX], dev[PATH_MAX], parent[PATH_MAX], to[PATH_MAX], target[PATH_MAX];
+	char *slash;
+	ssize_t n;
+
+	if (!root || !root[0])
+		return -ENOENT;
+	snprintf(cls, sizeof(cls), "%s/class/net/%s", root, old);
+	n = readlink(cls, target, sizeof(target) - 1);
+	if (n < 0 || !realpath(cls, dev))
+		return -errno;
+	target[n] = '\0';
+	slash = strrchr(target, '/');
+	if (!slash || (size_t)(slash - target) + 1 + strlen(new) >= sizeof(target))
+		return -ENAMETOOLONG;
+	strcpy(slash + 1, new);
+	memcpy(parent, dev, sizeof(parent));
+	snprintf(to, sizeof(to), "%s/%s", dirname(parent), new);
+	if (rename(dev, to) < 0 || unlink(cls) < 0)
+		return -errno;
+	snprintf(cls, sizeof(cls), "%s/class/net/%s", root, new);
+	return symlink(target, cls) < 0 ? -errno : 0;
+}
+
+/* Delete link old, make a veth pair new <-> peer in its place (peer up). */
+static int ipoib_relink(const char *old, const char *new, const char *peer)
+{
+	struct rtnl_link *l = NULL, *p = NULL, *up = NULL;
+	struct nl_sock *sk = nl_socket_alloc();
+	int ret = -ENOMEM;
+
+	if (!sk)
+		return ret;
+	ret = nl_connect(sk, NETLINK_ROUTE);
+	if (ret < 0)
+		goto out;
+	l = rtnl_link_alloc();
+	up = rtnl_link_alloc();
+	ret = -ENOMEM;
+	if (!l || !up)
+		goto out;
+	rtnl_link_set_name(l, old);
+	ret = rtnl_link_delete(sk, l);
+	if (ret == 0)
+		ret = rtnl_link_veth_add(sk, new, peer, getpid());
+	if (ret == 0)
+		ret = rtnl_link_get_kernel(sk, 0, peer, &p);
+	if (ret == 0) {
+		rtnl_link_set_flags(up, IFF_UP);
+		ret = rtnl_link_change(sk, p, up, 0);
+	}
+	ret = ret < 0 ? -EIO : 0;
+out:
+	rtnl_link_put(p);
+	rtnl_link_put(up);
+	rtnl_link_put(l);
+	nl_socket_free(sk);
+	return ret;
+}
+
+/* rdma.ipoib: d's netdev made anew after d moved, when a line names it. */
+static int ipoib_recreate(struct fake_sock *s, struct fake_dev *d)
+{
+	char old[IFNAMSIZ], new[IFNAMSIZ], peer[IFNAMSIZ];
+	FILE *f = fake_fopen(s->dirfd, "rdma.ipoib", "r", O_RDONLY);
+	bool found = false;
+	int ret;
+
+	if (!f)
+		return 0;
+	while (!found && fscanf(f, "%15s %15s %15s", old, new, peer) == 3)
+		found = !strcmp(old, d->netdev);
+	fclose(f);
+	if (!found)
+		return 0;
+	ret = fake_record(s, "ipoib", "ipoib %s %s", old, new);
+	if (ret == 0)
+		ret = ipoib_relink(old, new, peer);
+	if (ret == 0)
+		ret = ipoib_sysfs_rename(old, new);
+	if (ret == 0)
+		snprintf(d->netdev, sizeof(d->netdev), "%s", new);
+	return ret;
+}
+
 static int fake_set(struct fake_sock *s, struct fake *fk, const struct nlattr **tb)
 {
 	uint32_t index = mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
@@ -303,6 +406,9 @@ static int fake_set(struct fake_sock *s, struct fake *fk, const struct nlattr **
 	if (d->netns != here)
 		return -ENODEV;
 	d->netns = target;
+	ret = ipoib_recreate(s, d);
+	if (ret < 0)
+		return ret;
 	return fake_save_devs(s, fk);
 }
 

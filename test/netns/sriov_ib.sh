@@ -434,4 +434,32 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cg CNI_ARGS="$ARGS"
 t_eq "$T_RC" 0 "DEL, Ethernet ($T_ERR)"
 [ ! -e "$DI" ] || t_fail "DEL left the Ethernet VF's device-info file"
 
+# mlx5 IPoIB: moving the RDMA device unregisters and registers it again,
+# and ipoib makes its netdev anew on the host (new ifindex; here a new name
+# too, as on a node without a udev rule for it). The RDMA fake acts it out.
+t_begin "the RDMA device's move makes the IPoIB netdev anew under another name: ADD moves the new one into the pod as net1, CHECK, DEL brings it home"
+ib_setup 1 --guid 0 "$G1"
+pod=$(t_netns)
+echo "$(ib_net 0) ib$$r0 ib$$s0" > "$RF/rdma.ipoib"
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ch
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_contains "$(cat "$RF/rdma.calls")" "ipoib $(ib_net 0) ib$$r0" "moving the RDMA device made the netdev anew"
+t_eq "$(vf_netdev 0)" "ib$$r0" "sysfs names the new netdev"
+t_eq "$(ip -o link show "$(ib_net 0)" 2>/dev/null)" "" "the old netdev is gone"
+peer_of_new=$(ip -j link show "ib$$s0" | jq -r '.[0].link_index')
+t_eq "$(ip -n "$(basename "$pod")" -j link show net1 2>/dev/null | jq -r '.[0].ifindex')" "$peer_of_new" \
+	"net1 in the pod is the new netdev"
+t_eq "$(grep -c " $(stat -L -c %i "$pod")\$" "$RF/rdma.devs")" 1 "the RDMA device in the pod"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ch
+t_eq "$T_RC" 0 "CHECK ($T_OUT)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ch
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(sr_pod_link "$pod" net1)" "" "net1 left the pod"
+# Home under the name the record holds, the VF's before ADD.
+t_eq "$(ip -j link show "$(ib_net 0)" 2>/dev/null | jq -r '.[0].ifindex')" "$peer_of_new" \
+	"the new netdev on the host, under the VF netdev's name before ADD"
+t_eq "$(grep -c " $HOST_NS\$" "$RF/rdma.devs")" 1 "the RDMA device home"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_done
