@@ -189,18 +189,18 @@ static int delegate_result(const char *type, const char *out, struct cni_result 
 	return 0;
 }
 
-int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
-		 struct cni_result *res, struct cni_error *err)
+int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		       struct cni_delegation *d, struct cni_error *err)
 {
-	char exe[PATH_MAX], *owned = NULL, **envp = NULL, *out = NULL;
-	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, status, r, ret = -1;
+	char exe[PATH_MAX], *owned = NULL, **envp = NULL;
+	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, r, ret = -1;
 	posix_spawn_file_actions_t fa;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	char *argv[2];
-	size_t out_len, fed;
 	const char *data;
 	pid_t pid;
 
+	memset(d, 0, sizeof(*d));
+	d->in_fd = d->out_fd = -1;
 	if (!type || !valid_plugin_type(type))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "plugin type \"%s\" is invalid: it must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
@@ -214,17 +214,17 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
 	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: pipe: %s", type, strerror(errno));
-		goto out_pipes;
+		goto out;
 	}
 	data = req->stdin_buf ? req->stdin_buf : "";
-	fed = stdin_prefill(in[1], data, req->stdin_len);
-	if (fed == req->stdin_len) {
+	d->fed = stdin_prefill(in[1], data, req->stdin_len);
+	if (d->fed == req->stdin_len) {
 		close(in[1]);
 		in[1] = -1;
 	}
 	if (posix_spawn_file_actions_init(&fa)) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
-		goto out_pipes;
+		goto out;
 	}
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, outp[1], STDOUT_FILENO);
@@ -234,49 +234,19 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 	posix_spawn_file_actions_destroy(&fa);
 	if (r) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(r));
-		goto out_pipes;
+		goto out;
 	}
-	close(in[0]);
-	close(outp[1]);
-	in[0] = outp[1] = -1;
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
-
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	r = pump(in[1], data + fed, req->stdin_len - fed, outp[0], &out, &out_len);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	in[1] = -1;
-	close(outp[0]);
-	outp[0] = -1;
-
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			cni_errorf(err, CNI_ERR_PLUGIN, "%s: waitpid: %s", type, strerror(errno));
-			goto out_free;
-		}
-	if (r == -EFBIG) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s: printed more than 1 MiB", type);
-		goto out_free;
-	}
-	if (r) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s: reading its output: %s", type, strerror(-r));
-		goto out_free;
-	}
-	if (WIFSIGNALED(status)) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s was killed by signal %d (%s)", type,
-			   WTERMSIG(status), strsignal(WTERMSIG(status)));
-		goto out_free;
-	}
-	if (WEXITSTATUS(status) != 0) {
-		delegate_failed(type, WEXITSTATUS(status), out, err);
-		goto out_free;
-	}
-	if (cmd == CNI_CMD_ADD && res && delegate_result(type, out, res, err))
-		goto out_free;
+	d->req = req;
+	d->type = type;
+	d->cmd = cmd;
+	d->pid = pid;
+	d->in_fd = in[1];
+	d->out_fd = outp[0];
+	in[1] = outp[0] = -1;
 	ret = 0;
-out_free:
-	free(out);
-out_pipes:
+out:
 	for (int i = 0; i < 2; i++) {
 		if (in[i] >= 0)
 			close(in[i]);
@@ -286,4 +256,71 @@ out_pipes:
 	free(owned);
 	free(envp);
 	return ret;
+}
+
+int cni_delegate_finish(struct cni_delegation *d, struct cni_result *res, struct cni_error *err)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	const char *type = d->type, *data;
+	char *out = NULL;
+	size_t out_len;
+	int status, r, ret = -1;
+
+	if (d->pid <= 0)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "no delegated plugin is running");
+	data = d->req->stdin_buf ? d->req->stdin_buf : "";
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	r = pump(d->in_fd, data + d->fed, d->req->stdin_len - d->fed, d->out_fd, &out, &out_len);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	d->in_fd = -1;
+	close(d->out_fd);
+	d->out_fd = -1;
+
+	while (waitpid(d->pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			cni_errorf(err, CNI_ERR_PLUGIN, "%s: waitpid: %s", type, strerror(errno));
+			goto out;
+		}
+	if (r == -EFBIG) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: printed more than 1 MiB", type);
+		goto out;
+	}
+	if (r) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: reading its output: %s", type, strerror(-r));
+		goto out;
+	}
+	if (WIFSIGNALED(status)) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s was killed by signal %d (%s)", type,
+			   WTERMSIG(status), strsignal(WTERMSIG(status)));
+		goto out;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		delegate_failed(type, WEXITSTATUS(status), out, err);
+		goto out;
+	}
+	if (d->cmd == CNI_CMD_ADD && res && delegate_result(type, out, res, err))
+		goto out;
+	ret = 0;
+out:
+	d->pid = 0;
+	free(out);
+	return ret;
+}
+
+void cni_delegate_abandon(struct cni_delegation *d)
+{
+	struct cni_error ignored = { 0 };
+
+	if (d->pid > 0)
+		cni_delegate_finish(d, NULL, &ignored);
+}
+
+int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		 struct cni_result *res, struct cni_error *err)
+{
+	struct cni_delegation d;
+
+	if (cni_delegate_start(req, type, cmd, &d, err))
+		return -1;
+	return cni_delegate_finish(&d, res, err);
 }

@@ -6,6 +6,8 @@
 #ifndef CNI_DELEGATE_H
 #define CNI_DELEGATE_H
 
+#include <sys/types.h>
+
 #include "cni.h"
 
 /*
@@ -17,5 +19,27 @@
  */
 int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
 		 struct cni_result *res, struct cni_error *err);
+
+/*
+ * The same in two halves, so the caller can work while the plugin runs:
+ * start spawns it with its stdin written (or, for a config larger than a
+ * pipe, left for finish to write), finish reads its answer and reaps it.
+ * A started delegation must be finished (or abandoned: finished, answer
+ * dropped), once. d->pid is 0 when none is running.
+ */
+struct cni_delegation {
+	const struct cni_request *req;
+	const char *type;
+	enum cni_cmd cmd;
+	pid_t pid;
+	int in_fd;		/* what did not fit in the pipe at start, or -1 */
+	int out_fd;
+	size_t fed;
+};
+
+int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		       struct cni_delegation *d, struct cni_error *err);
+int cni_delegate_finish(struct cni_delegation *d, struct cni_result *res, struct cni_error *err);
+void cni_delegate_abandon(struct cni_delegation *d);
 
 #endif

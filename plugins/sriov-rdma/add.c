@@ -41,6 +41,7 @@ struct add_ctx {
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
 	struct cni_result ipam;
+	struct cni_delegation ipam_d;	/* the IPAM's ADD, while the VF moves */
 	struct cni_result prev;		/* prevResult of the chain, or empty */
 	struct sriov_rail rail;		/* what the sysctl and routing steps changed */
 	int pod_ifindex;		/* the netdev's, in the pod, once moved */
@@ -752,11 +753,34 @@ static void ipam_undo(struct add_ctx *c)
 		log_error("ipam %s DEL: %s", c->conf.ipam_type, ignored.msg);
 }
 
+/* Started before the moves, for an IPAM that does not need the netdev in the pod. */
+static int ipam_spawn_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->conf.ipam_type || !sriov_ipam_overlaps(c->conf.ipam_type))
+		return 0;
+	return cni_delegate_start(c->req, c->conf.ipam_type, CNI_CMD_ADD, &c->ipam_d, err) ? -EIO : 0;
+}
+
+/* A step between failed: the IPAM may have reserved an address by now. */
+static void ipam_spawn_undo(struct add_ctx *c)
+{
+	if (c->ipam_d.pid <= 0)
+		return;
+	cni_delegate_abandon(&c->ipam_d);
+	ipam_undo(c);
+}
+
 static int ipam_run(struct add_ctx *c, struct cni_error *err)
 {
+	int ret;
+
 	if (!c->conf.ipam_type)
 		return 0;
-	if (cni_delegate(c->req, c->conf.ipam_type, CNI_CMD_ADD, &c->ipam, err))
+	if (c->ipam_d.pid > 0)
+		ret = cni_delegate_finish(&c->ipam_d, &c->ipam, err);
+	else
+		ret = cni_delegate(c->req, c->conf.ipam_type, CNI_CMD_ADD, &c->ipam, err);
+	if (ret)
 		return -EIO;
 	if (c->ipam.n_ips < 1) {
 		ipam_undo(c);
@@ -894,7 +918,10 @@ static int commit_run(struct add_ctx *c, struct cni_error *err)
  * round trip, and drivers that tie their RDMA device to the netdev's
  * namespace (rxe, siw) unregister it as soon as the netdev leaves, which
  * would turn their refusal into a vanished device. The IPAM and everything
- * after it see both in the pod.
+ * after it see both in the pod; an IPAM that never looks there (pool-ipam,
+ * host-local, ...) is started before the moves and answers after them: a
+ * move waits on the kernel's RCU grace periods, not on a CPU, and the IPAM
+ * runs in that wait.
  */
 static const struct add_step add_steps[] = {
 	{ "claim",	claim_run,	NULL },
@@ -902,6 +929,7 @@ static const struct add_step add_steps[] = {
 	{ "record",	record_run,	record_undo },
 	{ "vf-config",	vfcfg_run,	vfcfg_undo },
 	{ "ib-guid",	ibguid_run,	ibguid_undo },
+	{ "ipam-spawn",	ipam_spawn_run,	ipam_spawn_undo },
 	{ "rdma",	rdma_run,	rdma_undo },
 	{ "netdev",	netdev_run,	netdev_undo },
 	{ "vf-mac",	vfmac_run,	vfmac_undo },
@@ -1163,6 +1191,8 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 		goto out;
 	ret = 0;
 out:
+	/* Stranded in the pod with the IPAM still running: its answer is DEL's to undo. */
+	cni_delegate_abandon(&c->ipam_d);
 	claim_release(&c->claim);
 	rdma_sock_close(c->rdma);
 	pf_close(c->pf);

@@ -529,6 +529,7 @@ static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
 int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 {
 	struct cni_error ipam_err = { 0 }, ignored = { 0 };
+	struct cni_delegation ipam_d = { .pid = 0 };
 	struct del_ctx c = { .req = req, .dirfd = -1, .pci_fd = -1 };
 	struct sriov_record rec;
 	struct timing timing;
@@ -559,11 +560,20 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	lap("record");
 	ret = lock_vf(&c);
 	lap("lock");
-	/* Whatever else happens: an address never leaks (plugins #1196). */
+	/*
+	 * Whatever else happens: an address never leaks (plugins #1196). An
+	 * IPAM that never looks into the pod runs while the VF moves home.
+	 */
 	ipam = sriov_ipam_type(req);
-	if (ipam && cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
-		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-	lap("ipam");
+	if (ipam && sriov_ipam_overlaps(ipam) && ret != -ETIMEDOUT) {
+		if (cni_delegate_start(req, ipam, CNI_CMD_DEL, &ipam_d, &ipam_err))
+			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
+		lap("ipam-spawn");
+	} else if (ipam) {
+		if (cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
+			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
+		lap("ipam");
+	}
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
 			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c.bdf);
@@ -586,6 +596,8 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	}
 	release(&c, &rec, rec_ret, err);
 out:
+	if (ipam_d.pid > 0 && cni_delegate_finish(&ipam_d, NULL, &ipam_err))
+		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
 	del_timing = NULL;
 	claim_release(&c.claim);
 	if (c.pci_fd >= 0)

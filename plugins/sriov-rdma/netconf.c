@@ -102,6 +102,23 @@ const char *sriov_ipam_type(const struct cni_request *req)
 	return cJSON_IsString(type) && type->valuestring[0] ? type->valuestring : NULL;
 }
 
+bool sriov_ipam_overlaps(const char *type)
+{
+	/*
+	 * These keep their state in files or behind an API and never look at
+	 * the pod's namespace. dhcp's daemon (and an IPAM we do not know)
+	 * may need CNI_IFNAME in the pod, so they run after the move.
+	 */
+	static const char *const known[] = {
+		"pool-ipam", "host-local", "static", "whereabouts", "nv-ipam", NULL,
+	};
+
+	for (int i = 0; type && known[i]; i++)
+		if (!strcmp(type, known[i]))
+			return true;
+	return false;
+}
+
 /*
  * Our own IPAM's section is validated here, before the first host change,
  * with pool-ipam's own parser: an ADD refused after the VF was configured

@@ -199,6 +199,12 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */
 const char *sriov_ipam_type(const struct cni_request *req);
+/*
+ * The IPAM of this type may run while the VF moves (it never looks into the
+ * pod's namespace): ADD and DEL start it first and collect its answer after
+ * the moves, which wait mostly on the kernel's RCU grace periods.
+ */
+bool sriov_ipam_overlaps(const char *type);
 /* stateDir alone (DEL, GC and STATUS must work with a partial config). */
 int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
 /* SRIOV_RDMA_SYSFS_ROOT (default /sys). */

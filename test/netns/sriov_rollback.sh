@@ -4,7 +4,10 @@
 . "$(dirname "$0")/sriov_lib.sh"
 
 # A stand-in IPAM: logs each command, and fails or returns a route that
-# cannot be installed when its config asks.
+# cannot be installed when its config asks. Under the name "whereabouts" it
+# is an IPAM that sriov-rdma runs while the VF moves; under the name
+# "site-ipam" one sriov-rdma does not know, that needs CNI_IFNAME in the pod
+# (as dhcp's daemon does), and fails without it.
 FAKE_IPAM_LOG=$T_TMP/fake-ipam.log
 export FAKE_IPAM_LOG
 cat > "$(t_cni_path)/fake-ipam" <<'EOS'
@@ -13,6 +16,10 @@ conf=$(cat)
 echo "$CNI_COMMAND $CNI_CONTAINERID" >> "$FAKE_IPAM_LOG"
 mode=$(printf '%s' "$conf" | jq -r '.ipam.mode // "ok"')
 ver=$(printf '%s' "$conf" | jq -r '.cniVersion')
+if [ "$(basename "$0")" = site-ipam ] && ! nsenter --net="$CNI_NETNS" ip link show "$CNI_IFNAME" >/dev/null 2>&1; then
+	echo "$CNI_COMMAND: no $CNI_IFNAME in the pod" >> "$FAKE_IPAM_LOG"
+	echo "{\"cniVersion\": \"$ver\", \"code\": 11, \"msg\": \"no $CNI_IFNAME in $CNI_NETNS\"}"; exit 1
+fi
 case "$CNI_COMMAND:$mode" in
 ADD:fail)
 	echo "{\"cniVersion\": \"$ver\", \"code\": 11, \"msg\": \"pool unavailable\"}"; exit 1 ;;
@@ -24,6 +31,8 @@ esac
 exit 0
 EOS
 chmod +x "$(t_cni_path)/fake-ipam"
+ln -s fake-ipam "$(t_cni_path)/whereabouts"
+ln -s fake-ipam "$(t_cni_path)/site-ipam"
 
 # conf MODE [extra jq object]: the plugin config asking for vlan, MAC and MTU.
 conf() {
@@ -158,6 +167,28 @@ add "$(conf ok "{mac: \"$lower_mac\"}")"
 t_eq "$(t_jq .code)" 100 "error code"
 t_contains "$(t_jq .msg)" "cannot move" "message"
 t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
+assert_untouched "$orig"
+
+t_begin "the move fails while an IPAM that runs alongside it has answered: its address is given back"
+# whereabouts keeps its state behind the API server: ADD starts it before
+# the moves and collects its answer after them, so the move's failure
+# finds an address reserved.
+setup
+add "$(conf ok "{mac: \"$lower_mac\", ipam: {type: \"whereabouts\"}}")"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "cannot move" "message"
+t_eq "$(tr '\n' ' ' < "$FAKE_IPAM_LOG")" "ADD rb1 DEL rb1 " "IPAM ADD, then DEL by the undo"
+assert_untouched "$orig"
+# The macvlan goes; setup makes a veth again.
+ip link del "$(sr_net 0)"
+
+t_begin "an IPAM that may need the netdev in the pod (dhcp, one not known) runs after the move, and on DEL before it leaves"
+setup
+add "$(conf ok "{ipam: {type: \"site-ipam\"}}")"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_exec sriov-rdma DEL "$(conf ok "{ipam: {type: \"site-ipam\"}}")" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(tr '\n' ' ' < "$FAKE_IPAM_LOG")" "ADD rb1 DEL rb1 " "it found net1 in the pod both times"
 assert_untouched "$orig"
 
 t_begin "ADD cannot return from the pod's namespace: it stops there, undoes nothing, and DEL puts the VF back"
