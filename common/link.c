@@ -464,6 +464,11 @@ struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex
 	return nlh;
 }
 
+int link_down_first(struct link_sock *ls, int ifindex)
+{
+	return link_set_up_index(ls, ifindex, false);
+}
+
 int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];

@@ -147,6 +147,8 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	 */
 	old_free = name_free(pod_ls, orig->name) == -ENODEV;
 	drop_these_altnames(host_ls, orig->ifindex, altnames, n_altnames);
+	if (orig->up && link_down_first(host_ls, orig->ifindex) < 0)
+		log_debug("%s: set down before the move failed; the move closes it", orig->name);
 	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
 	if (ret == 0) {
 		ret = link_get_by_name(pod_ls, ifname, pod_li);
@@ -155,8 +157,12 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	}
 	/* The kernel may have moved it before failing the rest: bring it back. */
 	undo = find_moved_in_pod(pod_ls, ret, ifname, orig->name, old_free, &idx);
-	if (undo == -ENODEV)
-		goto out;	/* never left the host */
+	if (undo == -ENODEV) {
+		/* Never left the host: as it was, up if it was. */
+		if (orig->up && (undo = link_set_up(host_ls, orig->ifindex, true)) < 0)
+			log_error("cannot set %s up again: %s", orig->name, strerror(-undo));
+		goto out;
+	}
 	if (undo == 0)
 		undo = netns_open_current(&host_fd);
 	if (undo == 0)
@@ -231,7 +237,7 @@ static const uint8_t *host_mac(const struct sriov_record *rec)
 }
 
 static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls, int pod_idx,
-		       struct link_sock *host_ls)
+		       bool pod_up, struct link_sock *host_ls)
 {
 	struct link_shape home = { .name = rec->host_ifname, .mac = host_mac(rec),
 				   .mtu = rec->host_mtu, .up = rec->host_up };
@@ -246,6 +252,9 @@ static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 	ret = netns_open_current(&host_fd);
 	if (ret < 0)
 		goto out;
+	/* The move would close it anyway; closed beforehand it moves faster (see link_down_first). */
+	if (pod_up && link_down_first(pod_ls, pod_idx) < 0)
+		log_debug("%s: set down before the move failed; the move closes it", rec->ifname);
 	ret = link_move_shaped(pod_ls, pod_idx, host_fd, &home);
 	if (ret < 0 && find_moved(host_ls, rec->host_ifname, rec->ifname, old_free, &idx) == 0) {
 		/* On the host but not as recorded: shape it where it is. */
@@ -296,7 +305,7 @@ static int host_restore(const struct sriov_record *rec, struct link_sock *host_l
  * when it is lo or another device (which stays where it is).
  */
 static int pod_index_of(struct link_sock *pod_ls, const struct sriov_record *rec,
-			const char *name, const char *sysfs_root, int *ifindex)
+			const char *name, const char *sysfs_root, int *ifindex, bool *up)
 {
 	struct link_info li;
 	char what[96];
@@ -314,6 +323,7 @@ static int pod_index_of(struct link_sock *pod_ls, const struct sriov_record *rec
 	if (ret < 0)
 		return ret;
 	*ifindex = li.ifindex;
+	*up = li.up;
 	return 0;
 }
 
@@ -322,19 +332,20 @@ int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_l
 {
 	struct link_sock *host_ls = NULL;
 	int idx, ret;
+	bool up = false;
 
 	*found = false;
 	ret = link_sock_open(&host_ls);
 	if (ret < 0)
 		return ret;
 	if (pod_ls) {
-		ret = pod_index_of(pod_ls, rec, rec->ifname, sysfs_root, &idx);
+		ret = pod_index_of(pod_ls, rec, rec->ifname, sysfs_root, &idx, &up);
 		/* A move that failed half way (or an ADD killed in its undo) leaves the old name. */
 		if (ret == -ENODEV && rec->host_ifname[0] && strcmp(rec->host_ifname, rec->ifname))
-			ret = pod_index_of(pod_ls, rec, rec->host_ifname, sysfs_root, &idx);
+			ret = pod_index_of(pod_ls, rec, rec->host_ifname, sysfs_root, &idx, &up);
 		if (ret == 0) {
 			*found = true;
-			ret = pod_to_host(rec, pod_ls, idx, host_ls);
+			ret = pod_to_host(rec, pod_ls, idx, up, host_ls);
 			goto out;
 		}
 		if (ret != -ENODEV)

@@ -182,6 +182,21 @@ assert_untouched "$orig"
 # The macvlan goes; setup makes a veth again.
 ip link del "$(sr_net 0)"
 
+t_begin "the kernel refuses to move an up VF: it stays on the host, up, as it was"
+# ADD sets an up link down before its move (link_down_first). A bridge
+# stands in for the VF: the kernel never moves one to another namespace.
+ip link del "$(sr_net 0)"
+ip link add "$(sr_net 0)" type bridge
+ip link set "$(sr_net 0)" up
+setup
+add "$(conf ok "{ipam: {type: \"whereabouts\"}}")"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "cannot move" "message"
+t_contains "$(ip -o link show "$(sr_net 0)")" "<BROADCAST,MULTICAST,UP" "up again on the host"
+t_eq "$(tr '\n' ' ' < "$FAKE_IPAM_LOG")" "ADD rb1 DEL rb1 " "the IPAM's address given back"
+assert_untouched "$orig"
+ip link del "$(sr_net 0)"
+
 t_begin "an IPAM that may need the netdev in the pod (dhcp, one not known) runs after the move, and on DEL before it leaves"
 setup
 add "$(conf ok "{ipam: {type: \"site-ipam\"}}")"
