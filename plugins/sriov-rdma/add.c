@@ -291,6 +291,7 @@ static int record_run(struct add_ctx *c, struct cni_error *err)
 	if (snapshot(c, err) || snapshot_ib(c, err))
 		return -1;
 	c->rec.rdma_moved = c->rdma != NULL;
+	c->rec.no_rules = !c->conf.multi_rail;
 	if (devinfo_declare(c, err))
 		return -1;
 	c->rec.in_progress = true;

@@ -393,7 +393,8 @@ void sriov_rail_release(const struct sriov_record *rec, struct link_sock *ls)
 {
 	int i, ret;
 
-	if (!ls || !rec->n_addrs)
+	/* An older record does not say: it is looked for, as before. */
+	if (!ls || !rec->n_addrs || rec->no_rules)
 		return;
 	/* The address has left with the netdev: a rule selecting by it serves nothing now. */
 	for (i = 0; i < rec->n_addrs; i++) {

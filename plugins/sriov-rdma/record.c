@@ -341,7 +341,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file) &&
 	     (!r->devinfo_text[0] ||
 	      cJSON_AddStringToObject(o, "deviceInfoWritten", r->devinfo_text)) &&
-	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true));
+	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true)) &&
+	     (!r->no_rules || cJSON_AddBoolToObject(o, "noRules", true));
 	if (ok)
 		ok = cJSON_AddItemToObject(o, "vfApplied", vfcfg_to_json(&r->vf_applied)) &&
 		     cJSON_AddItemToObject(o, "vfOriginal", vfcfg_to_json(&r->vf_orig));
@@ -419,6 +420,10 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	if (flag && !cJSON_IsBool(flag))
 		return -EBADMSG;
 	r->in_progress = cJSON_IsTrue(flag);
+	flag = get(o, "noRules");
+	if (flag && !cJSON_IsBool(flag))
+		return -EBADMSG;
+	r->no_rules = cJSON_IsTrue(flag);
 	addrs = get(o, "addresses");
 	if (addrs && !cJSON_IsArray(addrs))
 		return -EBADMSG;

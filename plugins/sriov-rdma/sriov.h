@@ -188,6 +188,8 @@ struct sriov_record {
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
 	struct sriov_rail_made rail;
+	/* ADD adds no policy rules (no multiRail): DEL need not look for any. false in older records. */
+	bool no_rules;
 	struct sriov_ib_rec ib;
 };
 
