@@ -77,6 +77,7 @@ struct link_shape {
  * name for the move itself. On an error after the move the link may be
  * in the target under either name: the caller looks for both.
  */
+int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s);
 /*
  * Set a link down ahead of moving it to another namespace. The move closes
  * an up link itself, but then waits longer in the kernel (an RCU barrier
@@ -85,7 +86,6 @@ struct link_shape {
  * "Performance"). Callers may ignore a failure: the move closes it anyway.
  */
 int link_down_first(struct link_sock *ls, int ifindex);
-int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s);
 
 /*
  * A request on one link (ifindex, or 0 to name it by attribute) with

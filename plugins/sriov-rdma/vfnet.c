@@ -159,7 +159,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	undo = find_moved_in_pod(pod_ls, ret, ifname, orig->name, old_free, &idx);
 	if (undo == -ENODEV) {
 		/* Never left the host: as it was, up if it was. */
-		if (orig->up && (undo = link_set_up(host_ls, orig->ifindex, true)) < 0)
+		if (orig->up && (undo = link_set_up_index(host_ls, orig->ifindex, true)) < 0)
 			log_error("cannot set %s up again: %s", orig->name, strerror(-undo));
 		goto out;
 	}
