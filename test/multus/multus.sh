@@ -24,6 +24,7 @@
 MODE=${1:-}
 case $MODE in thin|thick) ;; *) echo "usage: multus.sh thin|thick" >&2; exit 2 ;; esac
 
+: "${SOURCE_DIR:?set SOURCE_DIR to the project root}"
 . "$SOURCE_DIR/test/netns/sriov_lib.sh"
 
 MB=${CHAIN_DIR:+$CHAIN_DIR/multus/bin}
@@ -138,7 +139,7 @@ multus_conf() { # VERSION
 	jq -n --arg v "$1" --arg t "$type" --arg kc "$KD/kubeconfig" --arg cache "$T_TMP/multus-cache" \
 		--arg log "$T_TMP/multus.log" --arg sock "$T_TMP/multus-sock" --arg bin "$CNIPATH" \
 		'{cniVersion: $v, name: "multus-cni-network", type: $t, kubeconfig: $kc, cniDir: $cache,
-		  binDir: $bin, logFile: $log, logLevel: "debug", daemonSocketDir: $sock,
+		  binDir: $bin, logFile: $log, logLevel: "debug", logToStderr: false, daemonSocketDir: $sock,
 		  delegates: [{cniVersion: $v, name: "cluster", plugins: [{type: "cluster"}]}]}'
 }
 multus_conf 1.0.0 > "$T_TMP/multus.conf"
@@ -329,6 +330,7 @@ t_eq "$(grep -c "^CHECK ctra$$ eth0" "$CLUSTER_LOG")" 1 "the cluster network got
 
 t_begin "$MODE: DEL releases the VF, the RDMA device, the address and the records"
 : > "$CLUSTER_LOG"
+: > "$CALLS"
 cni DEL a ctra$$ "$POD_A"
 t_eq "$T_RC" 0 "Multus DEL ($T_OUT $T_ERR)"
 t_eq "$(calls_of DEL ctra$$ net1 0)" 1 "sriov-rdma ran DEL as net1 and exited 0"
@@ -362,6 +364,7 @@ t_eq "$(rail_status b rail0 | jq -r '.ips[0]')$(rail_status b rail1 | jq -r '.ip
 t_contains "$(ip -n "$(basename "$POD_B")" rule show)" "from 10.72.0.2 lookup" "multiRail: a source rule for the second rail"
 
 t_begin "$MODE: DEL of the two-rail pod releases both rails"
+: > "$CALLS"
 cni DEL b ctrb$$ "$POD_B"
 t_eq "$T_RC" 0 "Multus DEL ($T_OUT $T_ERR)"
 t_eq "$(calls_of DEL ctrb$$ net1 0)$(calls_of DEL ctrb$$ net2 0)" 11 "sriov-rdma DEL net1 and net2, both exit 0"
@@ -381,6 +384,7 @@ cni ADD c ctrc$$ "$POD_C"
 t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
 rm_pod c || t_fail "pod c still served"
 sleep 1 # the daemon's informer sees the deletion (no assertion on when)
+: > "$CALLS"
 cni DEL c ctrc$$ "$POD_C"
 t_eq "$T_RC" 0 "Multus DEL ($T_OUT $T_ERR)"
 t_eq "$(calls_of DEL ctrc$$ net1 0)" 1 "sriov-rdma ran DEL (from Multus's cache) and exited 0"
@@ -395,6 +399,7 @@ mk_pod d rail0 "{\"$RES0\": [\"$(sr_vf 0)\"]}" || t_fail "the fake API server di
 cni ADD d ctrd$$ "$POD_D"
 t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
 command ip netns del "$(basename "$POD_D")"
+: > "$CALLS"
 cni DEL d ctrd$$ "$POD_D"
 t_eq "$T_RC" 0 "Multus DEL ($T_OUT $T_ERR)"
 t_eq "$(calls_of DEL ctrd$$ net1 0)" 1 "sriov-rdma ran DEL and exited 0"
@@ -410,17 +415,17 @@ POD_E=$(t_netns)
 POD_F=$(t_netns)
 mk_pod e rail0 "{\"$RES0\": [\"$(sr_vf 0)\"]}" || t_fail "pod e not loaded"
 mk_pod f rail0 "{\"$RES0\": [\"$(sr_vf 1)\"]}" || t_fail "pod f not loaded"
-( cni ADD e ctre$$ "$POD_E"; echo "$T_RC $T_OUT $T_ERR" > "$T_TMP/conc.e" ) &
-( cni ADD f ctrf$$ "$POD_F"; echo "$T_RC $T_OUT $T_ERR" > "$T_TMP/conc.f" ) &
-wait
+( cni ADD e ctre$$ "$POD_E"; echo "$T_RC $T_OUT $T_ERR" > "$T_TMP/conc.e" ) & pe=$!
+( cni ADD f ctrf$$ "$POD_F"; echo "$T_RC $T_OUT $T_ERR" > "$T_TMP/conc.f" ) & pf=$!
+wait "$pe" "$pf"
 t_eq "$(cut -d' ' -f1 "$T_TMP/conc.e")$(cut -d' ' -f1 "$T_TMP/conc.f")" 00 "both ADDs ($(cat "$T_TMP/conc.e" "$T_TMP/conc.f"))"
 t_eq "$(sr_pod_link "$POD_E" net1 | cut -d' ' -f1)$(sr_pod_link "$POD_F" net1 | cut -d' ' -f1)" net1net1 "each pod holds its VF as net1"
 t_eq "$(rail_status e rail0 | jq -r '."device-info".pci."pci-address"') $(rail_status f rail0 | jq -r '."device-info".pci."pci-address"')" \
 	"$(sr_vf 0) $(sr_vf 1)" "each pod's network-status names its VF"
 t_eq "$( (rail_status e rail0; rail_status f rail0) | jq -r '.ips[0]' | sort -u | wc -l)" 2 "two different addresses"
-( cni DEL e ctre$$ "$POD_E"; echo "$T_RC" > "$T_TMP/conc.e" ) &
-( cni DEL f ctrf$$ "$POD_F"; echo "$T_RC" > "$T_TMP/conc.f" ) &
-wait
+( cni DEL e ctre$$ "$POD_E"; echo "$T_RC" > "$T_TMP/conc.e" ) & pe=$!
+( cni DEL f ctrf$$ "$POD_F"; echo "$T_RC" > "$T_TMP/conc.f" ) & pf=$!
+wait "$pe" "$pf"
 t_eq "$(cat "$T_TMP/conc.e")$(cat "$T_TMP/conc.f")" 00 "both DELs"
 t_eq "$(calls_of DEL ctre$$ net1 0)$(calls_of DEL ctrf$$ net1 0)" 11 "sriov-rdma DEL exit 0 for both"
 assert_released 0 "pod e"
@@ -445,6 +450,7 @@ t_contains "$ev" "vlan" "the pod's event names vlan"
 t_contains "$ev" '"type":"Warning"' "a warning event"
 assert_released 0 "after the refused ADD"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no in-use marker"
+: > "$CALLS"
 cni DEL g ctrg$$ "$POD_G"
 t_eq "$T_RC" 0 "the runtime's DEL after the failed ADD ($T_OUT $T_ERR)"
 t_eq "$(leased)" 0 "no address held"
@@ -460,6 +466,7 @@ if [ "$MODE" = thick ]; then
 	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
 	stop_daemon
 	start_daemon || t_fail "the daemon did not start again"
+	: > "$CALLS"
 	cni DEL h ctrh$$ "$POD_H"
 	t_eq "$T_RC" 0 "Multus DEL through the new daemon ($T_OUT $T_ERR)"
 	t_eq "$(calls_of DEL ctrh$$ net1 0)" 1 "sriov-rdma ran DEL and exited 0"
@@ -477,10 +484,12 @@ if [ "$MODE" = thick ]; then
 	# The node config no longer lets the plugin touch its state dir: its DEL fails.
 	cp "$SRIOV_RDMA_CNI_NODE_CONFIG" "$T_TMP/node-config.good"
 	jq -c '.allowedStateDirs = ["/nonexistent"]' "$T_TMP/node-config.good" > "$SRIOV_RDMA_CNI_NODE_CONFIG"
+	: > "$CALLS"
 	cni DEL i ctri$$ "$POD_I"
 	t_eq "$T_RC" 0 "the shim says DEL succeeded"
 	t_eq "$(grep -c "^DEL ctri$$ net1 rc=[1-9]" "$CALLS")" 1 "sriov-rdma's own DEL failed"
 	cp "$T_TMP/node-config.good" "$SRIOV_RDMA_CNI_NODE_CONFIG"
+	: > "$CALLS"
 	cni DEL i ctri$$ "$POD_I"
 	t_eq "$(calls_of DEL ctri$$ net1 0)" 1 "a later DEL releases it (sriov-rdma exit 0)"
 	assert_released 0 "after the second DEL"
@@ -528,6 +537,7 @@ else
 fi
 t_eq "$(grep -c '^STATUS\|^GC' "$CALLS")" 0 "sriov-rdma heard neither STATUS nor GC"
 t_eq "$([ -f "$(rec ctrj$$ net1)" ] && echo kept)" kept "pod j's record is still there (nothing collected it)"
+: > "$CALLS"
 cni DEL j ctrj$$ "$POD_J"
 t_eq "$(calls_of DEL ctrj$$ net1 0)" 1 "DEL (sriov-rdma exit 0)"
 assert_released 0 "after DEL"
