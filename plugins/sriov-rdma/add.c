@@ -1229,6 +1229,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 		goto out;
 	}
 	timing_lap(&c->timing, "checks");
+	snprintf(c->rec.network, sizeof(c->rec.network), "%s", req->name ? req->name : "");
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
 	snprintf(c->rec.netns, sizeof(c->rec.netns), "%s", req->env.netns);

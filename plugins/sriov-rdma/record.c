@@ -343,6 +343,7 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file) &&
 	     (!r->devinfo_text[0] ||
 	      cJSON_AddStringToObject(o, "deviceInfoWritten", r->devinfo_text)) &&
+	     (!r->network[0] || cJSON_AddStringToObject(o, "network", r->network)) &&
 	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true)) &&
 	     (!r->no_rules || cJSON_AddBoolToObject(o, "noRules", true));
 	if (ok)
@@ -387,7 +388,8 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	if (!cJSON_IsObject(o) || !int_ok(o, "version", 0, 1000, true, 0, &v) ||
 	    v != RECORD_VERSION)
 		return -EBADMSG;
-	if (get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
+	if (get_str(o, "network", r->network, sizeof(r->network), false) ||
+	    get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
 	    get_str(o, "ifname", r->ifname, sizeof(r->ifname), true) ||
 	    get_str(o, "netns", r->netns, sizeof(r->netns), false) ||
 	    get_str(o, "deviceID", r->bdf, sizeof(r->bdf), true) ||

@@ -165,6 +165,8 @@ struct sriov_rail_made {
  */
 struct sriov_record {
 	bool in_progress;		/* ADD has not finished (or was killed) */
+	/* The network's name (conf.name): a GC collects its own only. "" in an older record. */
+	char network[256];
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];

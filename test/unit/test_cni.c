@@ -557,6 +557,13 @@ static void test_gc_attachments(void)
 	CHECK(!cni_attachment_valid(list, n, "c1", "net1"));
 	free(list);
 
+	/* null is libcni's empty list (its own tests say so): every attachment is stale. */
+	gc_list("{\"cni.dev/valid-attachments\":null}", &list, &n, &ret, &err);
+	CHECK_INT(ret, 0);
+	CHECK_INT(n, 0);
+	CHECK(!cni_attachment_valid(list, n, "c1", "net1"));
+	free(list);
+
 	gc_list("{\"cni.dev/valid-attachments\":{}}", &list, &n, &ret, &err);
 	CHECK(ret != 0);
 	CHECK_INT(err.code, CNI_ERR_DECODE);

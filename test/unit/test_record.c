@@ -61,6 +61,7 @@ static void full_record(struct sriov_record *r)
 	r->rdma_moved = true;
 	r->rdma_renamed = true;
 	r->no_rules = true;
+	snprintf(r->network, sizeof(r->network), "rdma-rail0");
 	snprintf(r->devinfo_file, sizeof(r->devinfo_file),
 		 "/var/run/k8s.cni.cncf.io/devinfo/cni/pod-net1.json");
 	r->n_addrs = 2;
@@ -121,6 +122,7 @@ static void check_same(const struct sriov_record *a, const struct sriov_record *
 	CHECK_INT(b->rdma_moved, a->rdma_moved);
 	CHECK_INT(b->rdma_renamed, a->rdma_renamed);
 	CHECK_INT(b->no_rules, a->no_rules);
+	CHECK_STR(b->network, a->network);
 	CHECK_STR(b->devinfo_file, a->devinfo_file);
 	CHECK_INT(b->n_addrs, a->n_addrs);
 	for (i = 0; i < a->n_addrs && i < b->n_addrs; i++)
