@@ -242,4 +242,43 @@ done
 # through the pod's socket from the host: no switch of its own).
 t_eq "$((refused >= 2))" 1 "each of ADD's returns was refused once ($refused)"
 
+t_begin "ADD killed while its pool-ipam waits for the store: the IPAM dies with it, and reserves nothing after the runtime's DEL"
+mkfifo "$T_TMP/never"
+# Held at the store's lock, then stopped: without the death signal it would
+# reserve after the DEL below, for an attachment that no longer exists.
+setup
+pconf=$(conf ok "{ipam: {type: \"pool-ipam\", subnet: \"10.71.0.0/28\", dataDir: \"$T_TMP/pool\"}}")
+add "$pconf"
+t_eq "$T_RC" 0 "a first ADD makes the store ($T_ERR)"
+t_exec sriov-rdma DEL "$pconf" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+exec {lk}<> "$T_TMP/pool/rb/lock"
+flock -x "$lk"
+printf '%s' "$pconf" | env CNI_COMMAND=ADD CNI_PATH="$(t_cni_path)" CNI_CONTAINERID=rb2 \
+	CNI_NETNS="$pod" CNI_IFNAME=net1 "$(t_cni_path)/sriov-rdma" > /dev/null 2>&1 &
+adder=$!
+child=
+for _ in $(seq 300); do
+	child=$(cat "/proc/$adder/task/$adder/children" 2>/dev/null)
+	child=${child%% *}
+	[ -n "$child" ] && [ "$(cat "/proc/$child/comm" 2>/dev/null)" = pool-ipam ] && break
+	child=
+	read -r -t 0.02 _ <> "$T_TMP/never"
+done
+t_eq "${child:+running}" running "ADD started pool-ipam"
+kill -STOP "$child"
+kill -9 "$adder"
+wait "$adder" 2>/dev/null
+flock -u "$lk"
+exec {lk}>&-
+# A zombie waiting for its new parent is dead too.
+alive() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+for _ in $(seq 100); do alive "$child" || break; read -r -t 0.02 _ <> "$T_TMP/never"; done
+alive "$child" && t_fail "pool-ipam outlived the ADD that started it"
+t_exec sriov-rdma DEL "$pconf" CNI_CONTAINERID=rb2 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "the runtime's DEL ($T_ERR)"
+kill -CONT "$child" 2>/dev/null
+for _ in $(seq 300); do alive "$child" || break; read -r -t 0.02 _ <> "$T_TMP/never"; done
+t_eq "$(find "$T_TMP/pool/rb" -name 'c-rb2*' | wc -l)" 0 "no address held for the attachment DEL released"
+assert_untouched "$orig"
+
 t_done
