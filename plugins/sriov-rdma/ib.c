@@ -375,23 +375,26 @@ void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 	memset(rec->host_mac, 0, sizeof(rec->host_mac));
 }
 
-int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
+int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struct cni_error *err)
 {
-	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN];
+	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN], pf_name[IFNAMSIZ];
 	struct pf_vf_guids now;
 	struct pf *pf;
 	int ret;
 
 	if (!rec->ib.ib || (!rec->ib.applied.node && !rec->ib.applied.port))
 		return 0;
-	ret = pf_open(rec->pf_netdev, &pf);
+	/* The PF by its recorded PCI address, as DEL finds it: a renamed PF is the same PF. */
+	ret = sriov_pf_name(rec, sysfs_root, pf_name);
+	if (ret == 0)
+		ret = pf_open(pf_name, &pf);
 	if (ret == 0) {
 		ret = pf_get_guids(pf, rec->vf_index, &now);
 		pf_close(pf);
 	}
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read the GUIDs of VF %d "
-				  "on PF %s: %s", rec->bdf, rec->vf_index, rec->pf_netdev,
+				  "on PF %s: %s", rec->bdf, rec->vf_index, pf_name,
 				  strerror(-ret));
 	if (now.node != rec->ib.applied.node || now.port != rec->ib.applied.port) {
 		bool node = now.node != rec->ib.applied.node;
@@ -400,7 +403,7 @@ int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
 		ib_guid_format(node ? now.node : now.port, got);
 		return cni_errorf(err, CNI_ERR_DRIFT, "deviceID %s: VF %d %s GUID on PF %s is %s, "
 				  "ADD set %s", rec->bdf, rec->vf_index, node ? "node" : "port",
-				  rec->pf_netdev, got, want);
+				  pf_name, got, want);
 	}
 	return 0;
 }

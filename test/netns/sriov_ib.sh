@@ -462,4 +462,24 @@ t_eq "$(ip -j link show "$(ib_net 0)" 2>/dev/null | jq -r '.[0].ifindex')" "$pee
 t_eq "$(grep -c " $HOST_NS\$" "$RF/rdma.devs")" 1 "the RDMA device home"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 
+t_begin "a PF renamed between ADD and CHECK: CHECK reads the GUIDs from it by its PCI address, DEL puts them back there"
+ib_setup 1
+pod=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+NEWPF=${SR_PFNET}r
+pfdev=$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")
+mv "$pfdev/net/$SR_PFNET" "$pfdev/net/$NEWPF"
+rm -f "$SR_SYS/class/net/$SR_PFNET"
+ln -sfn "$pfdev/net/$NEWPF" "$SR_SYS/class/net/$NEWPF"
+mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$NEWPF.vfs"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "CHECK reads the GUIDs from the renamed PF ($T_OUT)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(grep "^vf=0 " "$SR_FAKE/$NEWPF.vfs" | grep -o 'node_guid=[^ ]* port_guid=[^ ]*')" \
+	"node_guid=$ZERO port_guid=$ZERO" "the original GUIDs back on the renamed PF"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_done
