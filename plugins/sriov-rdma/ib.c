@@ -117,13 +117,24 @@ int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struc
 	return 0;
 }
 
+/*
+ * A VF whose devices are in the pod shows neither netdev nor RDMA device
+ * on the host, nor does one a killed ADD left unbound: its PF tells then.
+ */
+static int vf_link_is_ib(const char *sysfs_root, const struct vf_dev *vf, bool *ib)
+{
+	int ret = ib_vf_is_ib(sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, ib);
+
+	return ret == -ENOENT ? ib_pf_is_ib(sysfs_root, vf->pf_bdf, vf->pf_netdev, ib) : ret;
+}
+
 int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err)
 {
 	struct sriov_ib_conf *ib = &conf->ib;
 	bool is_ib = false, connected = false;
 	int ret, max;
 
-	ret = ib_vf_is_ib(conf->paths.sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &is_ib);
+	ret = vf_link_is_ib(conf->paths.sysfs_root, vf, &is_ib);
 	if (ret < 0 && ret != -ENOENT)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read its link layer in "
 				  "sysfs: %s", vf->bdf, strerror(-ret));
@@ -364,10 +375,7 @@ void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 	bool ib = false;
 	int ret;
 
-	/* A VF whose devices are in the pod shows neither: its PF's port tells as well. */
-	ret = ib_vf_is_ib(paths->sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &ib);
-	if (ret == -ENOENT)
-		ret = ib_vf_is_ib(paths->sysfs_root, vf->pf_bdf, vf->pf_netdev, NULL, &ib);
+	ret = vf_link_is_ib(paths->sysfs_root, vf, &ib);
 	if (ret < 0 || !ib)
 		return;
 	rec->ib.ib = true;

@@ -336,6 +336,31 @@ for when in unbind rebind; do
 	t_eq "$T_RC" 0 "$when: DEL again"
 done
 
+# A node restart, or a runtime that lost its cache: no DEL comes between.
+t_begin "SIGKILL with the VF unbound, then the next ADD (no DEL between): the VF is still InfiniBand, the stale attachment undone, the ADD done"
+ib_setup 1
+pod=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+conf=$(sr_plugin_conf "$CONF")
+touch "$T_TMP/ib.drop-bind"
+printf '%s' "$conf" | CNI_COMMAND=ADD CNI_CONTAINERID=cu CNI_NETNS="$pod" CNI_IFNAME=net1 \
+	CNI_PATH="$(t_cni_path)" "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > /dev/null 2>&1 &
+adder=$!
+for _ in $(seq 300); do grep -q bind-dropped "$EV" 2>/dev/null && break; read -r -t 0.1 _ <> "$T_TMP/never"; done
+kill -9 "$adder"; wait "$adder" 2>/dev/null
+t_eq "$(vf_netdev 0)$(vf_rdma 0)" "" "the VF left without a netdev or an RDMA device"
+ip netns del "$(basename "$pod")"
+pod=$(t_netns)
+ib_conflist 1.0.0 '"guid": "02:c9:03:00:00:ab:cd:02"'
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cv
+t_eq "$T_RC" 0 "the next ADD ($T_ERR)"
+t_eq "$(vf_guids 0)" "node_guid=02:c9:03:00:00:ab:cd:02 port_guid=02:c9:03:00:00:ab:cd:02" "the PF holds its GUID"
+t_eq "$(sr_pod_link "$pod" net1 | cut -d' ' -f1)" net1 "the VF in the pod"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cv
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(vf_guids 0)" "node_guid=$ZERO port_guid=$ZERO" "the VF's own GUIDs back"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_begin "DEL after the pod's namespace is gone: the GUID back, the VF rebound"
 ib_setup 1
 pod=$(t_netns)
