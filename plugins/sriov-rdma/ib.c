@@ -65,8 +65,8 @@ static int parse_pkey(const cJSON *conf, struct sriov_ib_conf *ib, struct cni_er
 		v = strtoul(p->valuestring, &end, 16);
 		if (errno || end == p->valuestring || *end || strncasecmp(p->valuestring, "0x", 2))
 			end = NULL;
-	} else if (cJSON_IsNumber(p) && p->valuedouble == (double)(long)p->valuedouble &&
-		   p->valuedouble >= 0) {
+	} else if (cJSON_IsNumber(p) && p->valuedouble >= 0 && p->valuedouble <= 0xffff &&
+		   p->valuedouble == (double)(long)p->valuedouble) {
 		v = (unsigned long)p->valuedouble;
 		end = "";
 	}
