@@ -118,6 +118,10 @@ static void test_valid_abs_path(void)
 	CHECK(!valid_abs_path("/var/lib/../../etc"));
 	CHECK(!valid_abs_path("/var/.."));
 	CHECK(!valid_abs_path("/var/./lib"));
+	CHECK_STR(valid_abs_path_problem("/var/./lib"), "holds a \".\" component (write the path without it)");
+	CHECK_STR(valid_abs_path_problem("/var/lib/.."), "holds a \"..\" component");
+	CHECK_STR(valid_abs_path_problem("var"), "is not an absolute path");
+	CHECK(valid_abs_path_problem("/var/lib/") == NULL);
 	CHECK(!valid_abs_path(""));
 	CHECK(!valid_abs_path(NULL));
 	memset(long_path, 'a', sizeof(long_path));

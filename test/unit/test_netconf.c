@@ -132,6 +132,32 @@ static void test_paths_confined(void)
 			"\"/var/run/k8s.cni.cncf.io/devinfo/cni/pod-net1.json\"}}", CNI_CMD_ADD, &c, &err), 0);
 }
 
+/* A device-info path refused for what is wrong with it, not for a ".." it does not hold. */
+static void test_devinfo_path_messages(void)
+{
+	static const struct {
+		const char *path, *msg;
+	} cases[] = {
+		{ "/var/run/k8s.cni.cncf.io/devinfo/cni/", "ends in \"/\": it names a directory" },
+		{ "/var/run/k8s.cni.cncf.io/./devinfo/cni/p.json", "holds a \".\" component" },
+		{ "/var/run/k8s.cni.cncf.io/devinfo/../p.json", "holds a \"..\" component" },
+		{ "devinfo/p.json", "is not an absolute path" },
+	};
+	struct sriov_conf c;
+	struct cni_error err;
+	char json[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"deviceID\":\"0000:3b:00.2\",\"runtimeConfig\":"
+			 "{\"CNIDeviceInfoFile\":\"%s\"}}", cases[i].path);
+		CHECK_INT(parse(json, CNI_CMD_ADD, &c, &err), 7);
+		CHECK_HAS(err.msg, cases[i].msg);
+		if (strstr(cases[i].path, ".."))
+			continue;
+		CHECK(!strstr(err.msg, "\"..\""));
+	}
+}
+
 static void test_record_round_trip(void)
 {
 	struct sriov_record r, back;
@@ -182,6 +208,7 @@ int main(void)
 	RUN(test_rdma_name_is_a_prefix);
 	RUN(test_pool_ipam_checked_on_add_only);
 	RUN(test_paths_confined);
+	RUN(test_devinfo_path_messages);
 	RUN(test_record_round_trip);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
