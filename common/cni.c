@@ -557,6 +557,11 @@ int cni_gc_valid_attachments(const struct cni_request *req, struct cni_attachmen
 	*n = -1;
 	if (!arr)
 		return 0;
+	/* libcni's empty list (a nil slice): CRI-O sends it for a network without pods. */
+	if (cJSON_IsNull(arr)) {
+		*n = 0;
+		return 0;
+	}
 	if (!cJSON_IsArray(arr))
 		return cni_errorf(err, CNI_ERR_DECODE,
 				  "cni.dev/valid-attachments: must be an array of {containerID, ifname}");

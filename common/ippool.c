@@ -293,9 +293,9 @@ static int conv_per_node(struct conv *cv, const cJSON *spec, const struct ipam_a
 		snprintf(path, sizeof(path), "spec.perNodeExclusions[%d]", i++);
 		s = cJSON_GetObjectItemCaseSensitive(it, "startIndex");
 		e = cJSON_GetObjectItemCaseSensitive(it, "endIndex");
-		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(e) || s->valuedouble < 0 ||
-		    e->valuedouble < s->valuedouble || s->valuedouble > 2147483647.0 ||
-		    e->valuedouble > 2147483647.0)
+		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(e) ||
+		    !(s->valuedouble >= 0 && e->valuedouble >= s->valuedouble &&
+		      e->valuedouble <= 2147483647.0))
 			return bad(cv, "%s: want 0 <= startIndex <= endIndex", path);
 		if ((ipam_u128)s->valueint > room)
 			continue;
@@ -636,7 +636,9 @@ static int block_parse(const cJSON *j, struct ippool_block *b)
 	const cJSON *it;
 
 	memset(b, 0, sizeof(*b));
+	/* 2^53: the largest integer a double holds exactly; (long long) of more is undefined. */
 	if (!rv || strlen(rv) >= sizeof(b->resource_version) || !cJSON_IsNumber(fetched) ||
+	    !(fetched->valuedouble >= 0 && fetched->valuedouble <= 9007199254740992.0) ||
 	    !cJSON_IsArray(ex) || !cJSON_IsArray(rt) ||
 	    cJSON_GetArraySize(ex) > IPPOOL_MAX_EXCLUDE || cJSON_GetArraySize(rt) > IPPOOL_MAX_ROUTES ||
 	    read_prefix(cJSON_GetObjectItemCaseSensitive(j, "subnet"), &b->subnet) < 0 ||
@@ -692,6 +694,24 @@ int ippool_cache_remove(int store_dirfd, int set)
 
 #define FIX_UNREACHABLE	"the first ADD on a node needs the API server; try again when it answers"
 #define FIX_KUBECONFIG	"fix ipam.ippool.kubeconfig (a token or client certificate allowed to get the pool)"
+#define FIX_FORBIDDEN	"the kubeconfig's identity (Multus's service account with Multus's kubeconfig) " \
+			"needs get on ippools and cidrpools of nv-ipam.nvidia.com: apply the ClusterRole " \
+			"and binding of conf/deploy/rbac.yaml, or bind that ClusterRole to the identity " \
+			"ipam.ippool.kubeconfig names"
+
+/* "forbidden (RBAC): <the Status message, which names the user and the resource>". */
+static void forbidden_message(const struct ippool_conf *pc, const struct kube_reply *reply,
+			      char *msg, size_t len)
+{
+	cJSON *st = cJSON_ParseWithLength(reply->body, reply->len);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(st, "message");
+
+	snprintf(msg, len, "HTTP 403 Forbidden with kubeconfig %s: its identity may not get %s of "
+		 "nv-ipam.nvidia.com in namespace %s (RBAC)%s%.300s%s", pc->kubeconfig,
+		 ippool_kind_plural(pc->kind), pc->ns, cJSON_IsString(m) ? " (the API server: " : "",
+		 cJSON_IsString(m) ? m->valuestring : "", cJSON_IsString(m) ? ")" : "");
+	cJSON_Delete(st);
+}
 
 static long long elapsed_ms(const struct timespec *t0)
 {
@@ -782,13 +802,16 @@ int ippool_resolve(const struct ippool_conf *pc, int set, const char *node, int 
 				  ippool_kind_plural(pc->kind), pc->ns);
 		goto out;
 	case 401:
-	case 403:
-		snprintf(msg, sizeof(msg), "the API server refused kubeconfig %s (HTTP %ld%s)",
-			 pc->kubeconfig, reply.status,
-			 reply.status == 401 ? ": expired or unknown credentials" :
-					       ": it may not get this resource");
+		snprintf(msg, sizeof(msg), "the API server refused kubeconfig %s (HTTP 401: expired "
+			 "or unknown credentials)", pc->kubeconfig);
 		ret = fall_back(pc, node, msg, waited, have, &cached, now, b, src,
 				CNI_ERR_INVALID_CONFIG, FIX_KUBECONFIG, err);
+		goto out;
+	case 403:
+		/* Authenticated, not authorized: RBAC, and the API server's message names the user. */
+		forbidden_message(pc, &reply, msg, sizeof(msg));
+		ret = fall_back(pc, node, msg, waited, have, &cached, now, b, src,
+				CNI_ERR_INVALID_CONFIG, FIX_FORBIDDEN, err);
 		goto out;
 	default:
 		snprintf(msg, sizeof(msg), "the API server answered HTTP %ld", reply.status);

@@ -40,6 +40,7 @@ struct add_ctx {
 	struct pf_vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
+	struct sriov_devinfo_prior devinfo_prior;	/* the device plugin's copy at the path */
 	struct cni_result ipam;
 	struct cni_delegation ipam_d;	/* the IPAM's ADD, while the VF moves */
 	struct cni_result prev;		/* prevResult of the chain, or empty */
@@ -268,7 +269,7 @@ static int devinfo_declare(struct add_ctx *c, struct cni_error *err)
 
 	if (!c->conf.devinfo_file)
 		return 0;
-	ret = sriov_devinfo_text(c->vf.bdf, c->vf.pf_bdf,
+	ret = sriov_devinfo_text(c->devinfo_prior.text, c->vf.bdf, c->vf.pf_bdf,
 				 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
 							      c->rec.rdma_pod_name,
 				 &c->rec.ib, c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
@@ -868,19 +869,24 @@ static int addr_run(struct add_ctx *c, struct cni_error *err)
 
 /* ---- device-info file ---- */
 
-/* Created only where no file stands: one already there is someone else's, and stays. */
+/*
+ * Created where no file stands, or written over the device plugin's copy
+ * that the checks found (Multus puts it there before ADD and reads the
+ * path back for the pod's network-status): any other file is someone
+ * else's, and stays.
+ */
 static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 {
 	int ret;
 
 	if (!c->rec.devinfo_file[0])
 		return 0;
-	ret = sriov_devinfo_write(c->rec.devinfo_file, c->rec.devinfo_text);
+	ret = sriov_devinfo_write(c->rec.devinfo_file, c->rec.devinfo_text, &c->devinfo_prior);
 	if (ret == -EEXIST)
 		return cni_errorf(err, CNI_ERR_IO,
 				  "runtimeConfig.CNIDeviceInfoFile \"%s\": a file this plugin did not "
-				  "write is already there; it is left as it is (give each attachment "
-				  "its own path)", c->rec.devinfo_file);
+				  "write took its place during ADD; it is left as it is (give each "
+				  "attachment its own path)", c->rec.devinfo_file);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO,
 				  "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot write it: %s",
@@ -888,10 +894,12 @@ static int devinfo_run(struct add_ctx *c, struct cni_error *err)
 	return 0;
 }
 
+/* The device plugin's copy comes back as it was; a file ADD made goes. */
 static void devinfo_undo(struct add_ctx *c)
 {
 	if (c->rec.devinfo_file[0])
-		sriov_devinfo_remove(c->rec.devinfo_file, c->rec.devinfo_text, c->vf.bdf);
+		sriov_devinfo_remove(c->rec.devinfo_file, c->rec.devinfo_text, c->vf.bdf,
+				     &c->devinfo_prior);
 }
 
 /* ---- the record says the attachment is complete ---- */
@@ -1034,6 +1042,53 @@ static int open_pod(struct add_ctx *c, struct cni_error *err)
 	return 0;
 }
 
+/*
+ * Before anything changes: the path is free, or holds the device plugin's
+ * document for this VF. Anything else stays, and so does the host.
+ */
+static int look_at_devinfo(struct add_ctx *c, struct cni_error *err)
+{
+	const char *path = c->conf.devinfo_file;
+	char other[64] = "";
+	int ret;
+
+	if (!path)
+		return 0;
+	ret = sriov_devinfo_inspect(path, c->vf.bdf, &c->devinfo_prior, other, sizeof(other));
+	if (ret == 0)
+		return 0;
+	switch (ret) {
+	case -EXDEV:
+		cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": holds the "
+			   "device-info of %s, not of VF %s", path, other, c->vf.bdf);
+		break;
+	case -EBADMSG:
+		cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": a file that is "
+			   "not a device-info document (\"type\": \"pci\" with a pci-address) is "
+			   "there", path);
+		break;
+	case -ELOOP:
+		cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": is a symlink",
+			   path);
+		break;
+	case -EINVAL:
+		cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": is not a "
+			   "regular file", path);
+		break;
+	case -EFBIG:
+		cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": a file larger "
+			   "than a device-info document (%d bytes) is there", path, SRIOV_DEVINFO_MAX);
+		break;
+	default:
+		return cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": cannot "
+				  "read it: %s", path, strerror(-ret));
+	}
+	cni_error_details(err, "a file this plugin did not write is left as it is: give each "
+			  "attachment its own path (the only file taken over is the device "
+			  "plugin's copy for this VF, which Multus puts there)");
+	return ret;
+}
+
 static int open_state(struct add_ctx *c, struct cni_error *err)
 {
 	int ret = state_dir_open(c->conf.state_dir, &c->state_fd);
@@ -1169,11 +1224,12 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 		goto out;
 	}
 	if (lookup_vf(c, err) || sriov_ib_validate(&c->conf, &c->vf, err) || open_pod(c, err) ||
-	    open_state(c, err)) {
+	    open_state(c, err) || look_at_devinfo(c, err)) {
 		sriov_stranded(err);
 		goto out;
 	}
 	timing_lap(&c->timing, "checks");
+	snprintf(c->rec.network, sizeof(c->rec.network), "%s", req->name ? req->name : "");
 	snprintf(c->rec.container_id, sizeof(c->rec.container_id), "%s", req->env.container_id);
 	snprintf(c->rec.ifname, sizeof(c->rec.ifname), "%s", req->env.ifname);
 	snprintf(c->rec.netns, sizeof(c->rec.netns), "%s", req->env.netns);
@@ -1204,6 +1260,7 @@ out:
 		close(c->pci_fd);
 	if (c->state_fd >= 0)
 		close(c->state_fd);
+	free(c->devinfo_prior.text);
 	free(c);
 	return ret;
 }

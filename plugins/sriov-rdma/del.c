@@ -272,7 +272,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	}
 forget:
 	if (rec->devinfo_file[0])
-		sriov_devinfo_remove(rec->devinfo_file, rec->devinfo_text, rec->bdf);
+		sriov_devinfo_remove(rec->devinfo_file, rec->devinfo_text, rec->bdf, NULL);
 	forget_record(state_dirfd, rec);
 	lap("state");
 	if (del_timing) {

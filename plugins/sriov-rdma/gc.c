@@ -8,7 +8,11 @@
  * GC returns the VFs of attachments the runtime no longer knows to the
  * host and forgets them, then forwards to the IPAM. Without the
  * cni.dev/valid-attachments key nothing is released: a runtime that sends
- * none (cnitool gc) has not said which attachments are alive.
+ * none (cnitool gc) has not said which attachments are alive. The list
+ * covers the attachments to this network only (the spec), and a runtime
+ * with several networks GCs each with its own list: only records of this
+ * network are collected, and one that names no network (an older
+ * version's) is left to DEL.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,8 +32,8 @@ static bool is_record_name(const char *name)
 	       name[0] != '.';
 }
 
-static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
-		   const struct sriov_paths *paths, struct cni_error *err)
+static int collect(int dirfd, const char *network, const struct cni_attachment *valid,
+		   int n_valid, const struct sriov_paths *paths, struct cni_error *err)
 {
 	struct cni_error one;
 	struct sriov_record rec;
@@ -53,7 +57,8 @@ static int collect(int dirfd, const struct cni_attachment *valid, int n_valid,
 			log_warn("GC: skipping unreadable record %s: %s", de->d_name, strerror(-ret));
 			continue;
 		}
-		if (cni_attachment_valid(valid, n_valid, rec.container_id, rec.ifname))
+		if (!rec.network[0] || strcmp(rec.network, network) ||
+		    cni_attachment_valid(valid, n_valid, rec.container_id, rec.ifname))
 			continue;
 		log_info("GC: %s:%s is no longer attached: releasing VF %s", rec.container_id,
 			 rec.ifname, rec.bdf);
@@ -82,7 +87,7 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 		if (ret < 0)
 			cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", state_dir, strerror(-ret));
 		else
-			collect(dirfd, valid, n, &paths, err);
+			collect(dirfd, req->name ? req->name : "", valid, n, &paths, err);
 	}
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)

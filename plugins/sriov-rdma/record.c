@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include "cni.h"
+#include "file.h"
 #include "ib.h"
 #include "link.h"
 #include "policy.h"
@@ -341,6 +343,7 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddStringToObject(o, "deviceInfoFile", r->devinfo_file) &&
 	     (!r->devinfo_text[0] ||
 	      cJSON_AddStringToObject(o, "deviceInfoWritten", r->devinfo_text)) &&
+	     (!r->network[0] || cJSON_AddStringToObject(o, "network", r->network)) &&
 	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true)) &&
 	     (!r->no_rules || cJSON_AddBoolToObject(o, "noRules", true));
 	if (ok)
@@ -385,7 +388,8 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	if (!cJSON_IsObject(o) || !int_ok(o, "version", 0, 1000, true, 0, &v) ||
 	    v != RECORD_VERSION)
 		return -EBADMSG;
-	if (get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
+	if (get_str(o, "network", r->network, sizeof(r->network), false) ||
+	    get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
 	    get_str(o, "ifname", r->ifname, sizeof(r->ifname), true) ||
 	    get_str(o, "netns", r->netns, sizeof(r->netns), false) ||
 	    get_str(o, "deviceID", r->bdf, sizeof(r->bdf), true) ||
@@ -520,12 +524,14 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err)
 {
+	const char *problem = valid_abs_path_problem(path);
 	char why[768];
 
-	if (!valid_abs_path(path) || path[strlen(path) - 1] == '/') {
-		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
-			   "without \"..\"", path);
+	if (!problem && path[strlen(path) - 1] == '/')
+		problem = "ends in \"/\": it names a directory, and a file path is wanted";
+	if (problem) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "runtimeConfig.CNIDeviceInfoFile: \"%s\" %s",
+			   path, problem);
 		return -EINVAL;
 	}
 	if (policy_resolve(POLICY_DEVINFO, path, resolved, PATH_MAX, why, sizeof(why)) < 0) {
@@ -557,6 +563,72 @@ static int devinfo_open_parent(const char *path, bool create, int *dirfd, const 
 }
 
 /*
+ * The device plugin's copy, or nothing: read without following a symlink
+ * or blocking on a FIFO, and classified before anything on the host changes.
+ */
+int sriov_devinfo_inspect(const char *path, const char *bdf, struct sriov_devinfo_prior *prior,
+			  char *other, size_t other_len)
+{
+	const cJSON *type, *addr;
+	const char *base;
+	struct stat st;
+	cJSON *o = NULL;
+	int dirfd, ret;
+
+	memset(prior, 0, sizeof(*prior));
+	ret = devinfo_open_parent(path, false, &dirfd, &base);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = errno == ENOENT ? 0 : -errno;
+		goto out;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		ret = -ELOOP;
+		goto out;
+	}
+	ret = file_read_alloc(dirfd, base, O_NOFOLLOW | O_NONBLOCK, SRIOV_DEVINFO_MAX,
+			      &prior->text, &prior->len);
+	if (ret == -EISDIR)
+		ret = -EINVAL;
+	if (ret < 0)
+		goto out;
+	prior->mode = st.st_mode & 0777;
+	o = cJSON_ParseWithLength(prior->text, prior->len);
+	type = cJSON_GetObjectItemCaseSensitive(o, "type");
+	addr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "pci"),
+						"pci-address");
+	ret = -EBADMSG;
+	if (!cJSON_IsString(type) || strcmp(type->valuestring, "pci") || !cJSON_IsString(addr))
+		goto out;
+	ret = 0;
+	/* The device plugin writes the address as sysfs names it; Multus copies it as it is. */
+	if (strcasecmp(addr->valuestring, bdf)) {
+		snprintf(other, other_len, "%s", addr->valuestring);
+		ret = -EXDEV;
+	}
+out:
+	if (ret < 0 || !prior->text) {
+		free(prior->text);
+		memset(prior, 0, sizeof(*prior));
+	}
+	cJSON_Delete(o);
+	close(dirfd);
+	return ret;
+}
+
+/* Set o[key] to the string val, where it stands or at the end. */
+static bool devinfo_set(cJSON *o, const char *key, const char *val)
+{
+	cJSON *s;
+
+	if (!cJSON_GetObjectItemCaseSensitive(o, key))
+		return cJSON_AddStringToObject(o, key, val) != NULL;
+	s = cJSON_CreateString(val);
+	return s && cJSON_ReplaceItemInObjectCaseSensitive(o, key, s);
+}
+
+/*
  * Beside the spec's "pci", which keeps its members: the device-info spec
  * has no InfiniBand device, and its readers (Multus, net-attach-def-client)
  * decode the members they know and pass over the others.
@@ -567,8 +639,10 @@ static bool devinfo_add_ib(cJSON *o, const struct sriov_ib_rec *ib)
 	const struct pf_vf_guids *g = ib->applied.node || ib->applied.port ? &ib->applied :
 									      &ib->orig;
 	char node[IB_GUID_STR_LEN], port[IB_GUID_STR_LEN], pkey[8];
-	cJSON *i = cJSON_AddObjectToObject(o, "infiniband");
+	cJSON *i;
 
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "infiniband");
+	i = cJSON_AddObjectToObject(o, "infiniband");
 	ib_guid_format(g->node, node);
 	ib_guid_format(g->port, port);
 	snprintf(pkey, sizeof(pkey), "0x%04x", ib->pkey);
@@ -577,21 +651,33 @@ static bool devinfo_add_ib(cJSON *o, const struct sriov_ib_rec *ib)
 	       cJSON_AddStringToObject(i, "node-guid", node);
 }
 
-int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev,
-		       const struct sriov_ib_rec *ib, char *out, size_t len)
+int sriov_devinfo_text(const char *base, const char *bdf, const char *pf_bdf,
+		       const char *rdma_dev, const struct sriov_ib_rec *ib, char *out, size_t len)
 {
 	cJSON *o, *pci;
 	char *text = NULL;
 	int ret = -ENOMEM;
 
-	o = cJSON_CreateObject();
-	if (!o || !cJSON_AddStringToObject(o, "type", "pci") ||
-	    !cJSON_AddStringToObject(o, "version", "1.1.0") ||
-	    !(pci = cJSON_AddObjectToObject(o, "pci")) ||
-	    !cJSON_AddStringToObject(pci, "pci-address", bdf) ||
-	    (pf_bdf[0] && !cJSON_AddStringToObject(pci, "pf-pci-address", pf_bdf)) ||
-	    /* The name the pod sees, which the device plugin's record cannot know after a rename. */
-	    (rdma_dev && rdma_dev[0] && !cJSON_AddStringToObject(pci, "rdma-device", rdma_dev)) ||
+	o = base ? cJSON_Parse(base) : cJSON_CreateObject();
+	if (!o || !cJSON_IsObject(o)) {
+		ret = o ? -EBADMSG : ret;
+		goto out;
+	}
+	if (!base && (!cJSON_AddStringToObject(o, "type", "pci") ||
+		      !cJSON_AddStringToObject(o, "version", "1.1.0")))
+		goto out;
+	pci = cJSON_GetObjectItemCaseSensitive(o, "pci");
+	if (!cJSON_IsObject(pci)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "pci");
+		pci = cJSON_AddObjectToObject(o, "pci");
+	}
+	if (!pci || !devinfo_set(pci, "pci-address", bdf) ||
+	    (pf_bdf[0] && !devinfo_set(pci, "pf-pci-address", pf_bdf)) ||
+	    /*
+	     * The name the pod sees, which the device plugin's copy cannot know
+	     * after a rename; where this plugin knows none, the copy's stands.
+	     */
+	    (rdma_dev && rdma_dev[0] && !devinfo_set(pci, "rdma-device", rdma_dev)) ||
 	    (ib && ib->ib && !devinfo_add_ib(o, ib)))
 		goto out;
 	text = cJSON_PrintUnformatted(o);
@@ -608,42 +694,83 @@ out:
 	return ret;
 }
 
+/* Does name in dirfd hold exactly text? 1 yes, 0 no, -ENOENT gone, -errno. */
+static int devinfo_holds(int dirfd, const char *name, const char *text, size_t len)
+{
+	char *data = NULL;
+	size_t n;
+	int ret;
+
+	ret = file_read_alloc(dirfd, name, O_NOFOLLOW | O_NONBLOCK, STATE_MAX_FILE, &data, &n);
+	if (ret == -ELOOP || ret == -EISDIR || ret == -EINVAL || ret == -EFBIG)
+		return 0;
+	if (ret < 0)
+		return ret;
+	ret = n == len && !memcmp(data, text, len);
+	free(data);
+	return ret;
+}
+
 /*
- * Created only where nothing stands: the text goes to a temporary of a name
- * no one else uses (O_EXCL), which is then linked in under the file's name
- * (link(2) never replaces) and unlinked. -EEXIST: a file is there already,
- * and it stays as it is.
+ * Text into a temporary of a name no one else uses (O_EXCL), then under
+ * name: linked where nothing may stand (link(2) never replaces), renamed
+ * over a file otherwise (rename(2) replaces the entry, symlink or not,
+ * and never follows one).
  */
-int sriov_devinfo_write(const char *path, const char *text)
+static int devinfo_put(int dirfd, const char *name, const char *text, size_t len, mode_t mode,
+		       bool replace)
 {
 	char tmp[NAME_MAX + 1];
+	int fd, ret;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	/* A killed ADD's temporary, left under this pid's name: it is no one else's. */
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, text, len) == (ssize_t)len ? 0 : (errno ? -errno : -EIO);
+	/* The umask does not apply to the device plugin's mode, which is kept. */
+	if (ret == 0 && fchmod(fd, mode) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
+	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
+	if (ret == 0 && (replace ? renameat(dirfd, tmp, dirfd, name) :
+				   linkat(dirfd, tmp, dirfd, name, 0)) < 0)
+		ret = -errno;
+	if (!replace || ret < 0)
+		unlinkat(dirfd, tmp, 0);
+	return ret;
+}
+
+/*
+ * Over the device plugin's copy only while it is still the one ADD
+ * looked at: a file put there since is someone else's, and stays.
+ */
+int sriov_devinfo_write(const char *path, const char *text, const struct sriov_devinfo_prior *prior)
+{
+	bool over = prior && prior->text;
 	const char *base;
-	size_t len = strlen(text);
-	int dirfd, fd, ret;
+	int dirfd, ret;
 
 	ret = devinfo_open_parent(path, true, &dirfd, &base);
 	if (ret < 0)
 		return ret;
-	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp)) {
-		ret = -ENAMETOOLONG;
-		goto out;
+	if (over) {
+		ret = devinfo_holds(dirfd, base, prior->text, prior->len);
+		if (ret == 0)
+			ret = -EEXIST;
+		/* Gone since: made anew, where nothing may have come in the meantime. */
+		if (ret == -ENOENT)
+			over = false;
+		if (ret == -ENOENT || ret > 0)
+			ret = 0;
 	}
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	/* A killed ADD's temporary, left under this pid's name: it is no one else's. */
-	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = write(fd, text, len) == (ssize_t)len ? 0 : (errno ? -errno : -EIO);
-	if (close(fd) < 0 && ret == 0)
-		ret = -errno;
-	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
-	if (ret == 0 && linkat(dirfd, tmp, dirfd, base, 0) < 0)
-		ret = -errno;
-	unlinkat(dirfd, tmp, 0);
-out:
+	if (ret == 0)
+		ret = devinfo_put(dirfd, base, text, strlen(text), over ? prior->mode : 0644, over);
 	close(dirfd);
 	return ret;
 }
@@ -654,7 +781,8 @@ out:
  * else's. A record of an older version has no text: its file goes only if
  * it names this VF.
  */
-int sriov_devinfo_remove(const char *path, const char *text, const char *bdf)
+int sriov_devinfo_remove(const char *path, const char *text, const char *bdf,
+			 const struct sriov_devinfo_prior *prior)
 {
 	char resolved[PATH_MAX], *data = NULL;
 	struct cni_error err = { 0 };
@@ -669,21 +797,24 @@ int sriov_devinfo_remove(const char *path, const char *text, const char *bdf)
 	ret = devinfo_open_parent(resolved, false, &dirfd, &base);
 	if (ret < 0)
 		return ret == -ENOENT ? 0 : ret;
-	ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
-	if (ret < 0)
-		goto out;
-	ret = -EPERM;
 	if (text && text[0]) {
-		if (len == strlen(text) && !memcmp(data, text, len))
+		ret = devinfo_holds(dirfd, base, text, strlen(text));
+		if (ret == 0)
+			ret = -EPERM;
+		else if (ret > 0)
 			ret = 0;
 	} else {
+		ret = state_read(dirfd, base, &data, &len, STATE_MAX_FILE);
+		if (ret < 0)
+			goto out;
 		o = cJSON_ParseWithLength(data, len);
 		addr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "pci"),
 							"pci-address");
-		if (cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf))
-			ret = 0;
+		ret = cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf) ? 0 : -EPERM;
 	}
-	if (ret == 0)
+	if (ret == 0 && prior && prior->text)
+		ret = devinfo_put(dirfd, base, prior->text, prior->len, prior->mode, true);
+	else if (ret == 0)
 		ret = unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
 out:
 	cJSON_Delete(o);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
+#include <sys/types.h>
 #include <cjson/cJSON.h>
 #include "claim.h"
 #include "cni.h"
@@ -46,6 +47,8 @@
  * carrier has to catch one of them.
  */
 #define SRIOV_LATE_CARRIER_PROBES	15
+/* The largest device-info document taken over from the device plugin or written. */
+#define SRIOV_DEVINFO_MAX	2048
 /* sbr's choice: policy routing tables are taken from here up. */
 #define SRIOV_FIRST_ROUTE_TABLE	100
 
@@ -162,6 +165,8 @@ struct sriov_rail_made {
  */
 struct sriov_record {
 	bool in_progress;		/* ADD has not finished (or was killed) */
+	/* The network's name (conf.name): a GC collects its own only. "" in an older record. */
+	char network[256];
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];
@@ -184,7 +189,7 @@ struct sriov_record {
 	bool rdma_moved;		/* into the pod (exclusive mode), or about to */
 	bool rdma_renamed;		/* to rdmaName, inside the pod */
 	char devinfo_file[4096];	/* "" when ADD writes none */
-	char devinfo_text[1024];	/* what ADD wrote there, "" in an older version's record */
+	char devinfo_text[SRIOV_DEVINFO_MAX];	/* what ADD wrote there, "" in an older version's record */
 	int n_addrs;
 	char addrs[CNI_MAX_IPS][64];
 	struct sriov_rail_made rail;
@@ -277,19 +282,47 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec);
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err);
 /*
- * The device-info file's text for VF bdf (rdma_dev NULL or "": none); for an
- * InfiniBand VF (ib->ib) an "infiniband" object too: its pkey when the config
- * gives one, the node and port GUID the VF runs with.
+ * What stands at the device-info path before ADD: nothing (text NULL), or
+ * the device plugin's document for this VF, which Multus copies there
+ * before it calls the plugin (text, as read, and the file's mode).
  */
-int sriov_devinfo_text(const char *bdf, const char *pf_bdf, const char *rdma_dev,
-		       const struct sriov_ib_rec *ib, char *out, size_t len);
-/* Create path holding text, only where no file stands (-EEXIST: it stays as it is). */
-int sriov_devinfo_write(const char *path, const char *text);
+struct sriov_devinfo_prior {
+	char *text;
+	size_t len;
+	mode_t mode;
+};
 /*
- * Remove path only if it holds exactly text (what ADD recorded writing);
- * with text "" (an older record), only if it names VF bdf. -EPERM: left.
+ * Look at path, changing nothing. 0: free, or the device plugin's copy for
+ * VF bdf (prior filled; the caller frees prior->text). Else what stands
+ * there is someone else's: -ELOOP a symlink, -EINVAL not a regular file
+ * (a directory, a FIFO), -EFBIG too large, -EBADMSG not a device-info
+ * document of type "pci" naming a PCI address, -EXDEV one naming another
+ * device (its address in other).
  */
-int sriov_devinfo_remove(const char *path, const char *text, const char *bdf);
+int sriov_devinfo_inspect(const char *path, const char *bdf, struct sriov_devinfo_prior *prior,
+			  char *other, size_t other_len);
+/*
+ * The device-info file's text for VF bdf (rdma_dev NULL or "": none), built
+ * on base when it is the device plugin's copy (NULL: from nothing): its
+ * members are kept, the PCI addresses, the pod-side rdma-device and for an
+ * InfiniBand VF (ib->ib) an "infiniband" object set: its pkey when the
+ * config gives one, the node and port GUID the VF runs with.
+ */
+int sriov_devinfo_text(const char *base, const char *bdf, const char *pf_bdf,
+		       const char *rdma_dev, const struct sriov_ib_rec *ib, char *out, size_t len);
+/*
+ * Put text at path. With no prior text, only where no file stands
+ * (-EEXIST: it stays as it is); with one, in place of the file only while
+ * it still holds the prior text (-EEXIST otherwise), renamed over it.
+ */
+int sriov_devinfo_write(const char *path, const char *text, const struct sriov_devinfo_prior *prior);
+/*
+ * Undo a write: only if path holds exactly text (what ADD recorded
+ * writing), remove it, or with a prior text put that back; with text ""
+ * (an older record), remove it only if it names VF bdf. -EPERM: left.
+ */
+int sriov_devinfo_remove(const char *path, const char *text, const char *bdf,
+			 const struct sriov_devinfo_prior *prior);
 
 /* vfnet.c */
 /*
@@ -406,7 +439,7 @@ int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const ch
 void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 		       struct sriov_record *rec);
 /* CHECK: the PF still holds the GUIDs ADD set (code 107 otherwise). */
-int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err);
+int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struct cni_error *err);
 
 /* del.c */
 /* The attachment a record describes, as the in-use marker names it. */

@@ -217,6 +217,23 @@ func writeStatus(w http.ResponseWriter, code int, message string, details map[st
 	writeJSON(w, code, st)
 }
 
+// The API server's answer to an authenticated identity that RBAC does not
+// allow the request: Multus's service account without a role on nv-ipam.
+func forbidden(w http.ResponseWriter, path string) {
+	parts := strings.Split(strings.TrimPrefix(path, prefix), "/")
+	ns, res, name := "", "resources", ""
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		ns, res = parts[1], parts[2]
+	}
+	if len(parts) == 4 {
+		name = parts[3]
+	}
+	msg := fmt.Sprintf("%s.%s %q is forbidden: User \"system:serviceaccount:kube-system:multus\" "+
+		"cannot get resource %q in API group %q in the namespace %q", res, group, name, res, group, ns)
+	writeStatus(w, http.StatusForbidden, msg,
+		map[string]interface{}{"name": name, "group": group, "kind": res})
+}
+
 func (s *server) switchFile(name string) (string, bool) {
 	data, err := os.ReadFile(filepath.Join(s.objects, name))
 	if err != nil {
@@ -369,6 +386,10 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(code)
 		if err != nil || n < 200 || n > 599 {
 			n = http.StatusInternalServerError
+		}
+		if n == http.StatusForbidden {
+			forbidden(w, r.URL.Path)
+			return
 		}
 		writeStatus(w, n, http.StatusText(n), nil)
 		return

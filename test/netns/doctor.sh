@@ -283,6 +283,33 @@ RC=$?
 t_eq "$RC" 1 "exit status"
 t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: shared libraries not found: libq.so.6" "ldd"
 
+t_begin "cluster pool: a kubeconfig whose identity RBAC does not allow is named as HTTP 403, with the ClusterRole to apply"
+node ippool
+t_kubeapi_start "$T_TMP/api" || exit 1
+mkdir -p "$KUBEAPI_DIR/objects/nvidia-network-operator/ippools"
+printf '%s' '{"apiVersion":"nv-ipam.nvidia.com/v1alpha1","kind":"IPPool","metadata":{"name":"rdma-pool","namespace":"nvidia-network-operator","resourceVersion":"7"},"spec":{"subnet":"10.230.0.0/16","perNodeBlockSize":250,"gateway":"10.230.0.1"},"status":{"allocations":[{"nodeName":"gpu-node-1","startIP":"10.230.0.1","endIP":"10.230.0.250"}]}}' \
+	> "$KUBEAPI_DIR/objects/nvidia-network-operator/ippools/rdma-pool.json"
+bin=$T_TMP/cni-bin-ippool
+mkdir -p "$bin" "$T_TMP/doctor-store"
+cp "$BUILD_DIR/plugins/pool-ipam/pool-ipam" "$bin/"
+ippool_doctor() {
+	OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" \
+		--ippool nvidia-network-operator/rdma-pool --kubeconfig "$KUBEAPI_DIR/kubeconfig" \
+		--node gpu-node-1 --store-dir "$T_TMP/doctor-store" 2>&1)
+	RC=$?
+}
+echo 403 > "$KUBEAPI_DIR/objects/.status"
+ippool_doctor
+t_eq "$RC" 1 "exit status"
+t_contains "$OUT" "FAIL ippool nvidia-network-operator/rdma-pool: forbidden by RBAC (HTTP 403): the identity in $KUBEAPI_DIR/kubeconfig may not get IPPool objects of nv-ipam.nvidia.com in namespace nvidia-network-operator" "names the 403 for what it is"
+t_contains "$OUT" 'User "system:serviceaccount:kube-system:multus" cannot get resource "ippools"' "the API server's words"
+t_contains "$OUT" "fix: kubectl apply -f conf/deploy/rbac.yaml" "the fix"
+rm -f "$KUBEAPI_DIR/objects/.status"
+ippool_doctor
+t_eq "$RC" 0 "exit status once allowed ($OUT)"
+t_contains "$OUT" "OK ippool nvidia-network-operator/rdma-pool: node gpu-node-1 reads its block of IPPool nvidia-network-operator/rdma-pool" "OK"
+t_eq "$(find "$T_TMP/doctor-store" -mindepth 1 | wc -l)" 0 "the throwaway store is gone"
+
 t_begin "bad usage: exit 2"
 "$DOCTOR" --sysfs-root "$T_TMP/does-not-exist" >/dev/null 2>&1
 t_eq "$?" 2 "missing root"

@@ -128,6 +128,17 @@ t_contains "$T_ERR" "HTTP 401" "warning"
 t_contains "$T_ERR" "using node node-a's cached block" "warning"
 t_contains "$T_ERR" "resourceVersion 1001" "warning"
 
+t_begin "403 (an identity without RBAC on nv-ipam, as Multus's is): code 7 naming RBAC, the user and the fix"
+echo 403 > "$OBJ/.status"
+run ADD "$(conf n403 "$POOL1")" f1
+rm -f "$OBJ/.status"
+t_eq "$T_RC" 1 "exit code"
+t_eq "$(t_jq .code)" 7 "code"
+t_contains "$(t_jq .msg)" "HTTP 403 Forbidden with kubeconfig $TOKEN_KC: its identity may not get ippools of nv-ipam.nvidia.com in namespace kube-system (RBAC)" "message"
+t_contains "$(t_jq .msg)" 'User "system:serviceaccount:kube-system:multus" cannot get resource "ippools"' "the API server's words"
+t_contains "$(t_jq .details)" "conf/deploy/rbac.yaml" "details name the ClusterRole to apply"
+t_eq "$(tail -n 1 "$API/requests.log" | awk '{print $NF}')" 403 "the server's answer"
+
 t_begin "404: code 7, the pool does not exist"
 run ADD "$(conf n404 '"name":"pool-typo","kubeconfig":"'"$TOKEN_KC"'",'"$ANSWERED")" x1
 t_eq "$T_RC" 1 "exit code"

@@ -54,18 +54,73 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(jq -r '.pci["pci-address"]' "$T_TMP/devinfo/pod.json")" "0000:99:00.1" "another VF's file is left alone"
 
-t_begin "an unrelated file already at the device-info path: ADD neither replaces it nor leaves a trace, DEL keeps it"
-unrelated='{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.2","note":"not the plugin'"'"'s"}}'
-printf '%s\n' "$unrelated" > "$T_TMP/devinfo/taken.json"
-attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/taken.json\"}"
-t_eq "$(t_jq .code)" 5 "ADD fails ($T_OUT)"
-t_contains "$(t_jq .msg)" "a file this plugin did not write is already there" "says why"
-t_eq "$(cat "$T_TMP/devinfo/taken.json")" "$unrelated" "the file is unchanged"
+t_begin "the device plugin's copy for this VF at the path, as Multus puts it there: ADD takes it over, DEL removes it"
+dp='{"type":"pci","version":"1.1.0","pci":{"pci-address":"'"$(sr_vf 0)"'","rdma-device":"mlx5_2"},"extra":{"from":"the device plugin"}}'
+printf '%s' "$dp" > "$T_TMP/devinfo/ml-rail0-c1_net1"
+chmod 0444 "$T_TMP/devinfo/ml-rail0-c1_net1"
+attempt x "\"vlan\": 100, \"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/ml-rail0-c1_net1\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+t_eq "$(jq -c '[.type, .version, .pci["pci-address"], .pci["pf-pci-address"], .extra.from]' "$T_TMP/devinfo/ml-rail0-c1_net1")" \
+	"[\"pci\",\"1.1.0\",\"$(sr_vf 0)\",\"$SR_PF\",\"the device plugin\"]" "the copy's members kept, the PF's address added"
+t_eq "$(jq -r '.pci["rdma-device"]' "$T_TMP/devinfo/ml-rail0-c1_net1")" mlx5_2 "no RDMA device moved: the device plugin's name stands"
+t_eq "$(stat -c %a "$T_TMP/devinfo/ml-rail0-c1_net1")" 444 "its mode kept"
 t_eq "$(t_count "$T_TMP/devinfo" '.tmp*')" 0 "no temporary left"
-t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "ADD rolled back: the VF is on the host"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
-t_eq "$(cat "$T_TMP/devinfo/taken.json")" "$unrelated" "DEL leaves it too"
+t_eq "$(ls "$T_TMP/devinfo/ml-rail0-c1_net1" 2>/dev/null)" "" "DEL removes what ADD wrote there"
+
+t_begin "... a failed ADD leaves the device plugin's copy as it was"
+printf '%s' "$dp" > "$T_TMP/devinfo/ml-rail0-c1_net1"
+attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/ml-rail0-c1_net1\"}" \
+	'{"type": "no-such-ipam"}'
+t_eq "$T_RC" 1 "ADD fails ($T_OUT)"
+t_eq "$(cat "$T_TMP/devinfo/ml-rail0-c1_net1")" "$dp" "the copy is unchanged"
+t_eq "$(sr_state_files)" "" "no record left"
+rm -f "$T_TMP/devinfo/ml-rail0-c1_net1"
+
+# Anything else at the path: refused before the PF is asked anything.
+refused_devinfo() { # what [text the message names]
+	local calls0 before
+	calls0=$(sr_calls | wc -l)
+	before=$(cd "$T_TMP/devinfo" && find . -printf '%p %y %s\n' | sort | md5sum)
+	attempt x "\"vlan\": 100, \"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/taken\"}"
+	t_eq "$(t_jq .code)" 5 "$1: ADD fails ($T_OUT)"
+	t_contains "$(t_jq .msg)" "runtimeConfig.CNIDeviceInfoFile" "$1: names the field"
+	[ -z "${2:-}" ] || t_contains "$(t_jq .msg)" "$2" "$1: says what is there"
+	t_contains "$(t_jq .details)" "give each attachment its own path" "$1: says the fix"
+	t_eq "$(sr_calls | wc -l)" "$calls0" "$1: the PF was asked nothing"
+	t_eq "$(sr_state_files)" "" "$1: no record written"
+	t_eq "$(sr_markers)" "" "$1: no claim left"
+	t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "$1: the VF stays on the host"
+	t_eq "$(cd "$T_TMP/devinfo" && find . -printf '%p %y %s\n' | sort | md5sum)" "$before" "$1: the device-info tree is unchanged"
+	t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
+	t_eq "$T_RC" 0 "$1: DEL ($T_ERR)"
+	t_eq "$(cd "$T_TMP/devinfo" && find . -printf '%p %y %s\n' | sort | md5sum)" "$before" "$1: DEL leaves it too"
+}
+
+t_begin "another VF's device-info document at the path is refused before anything changes"
+unrelated='{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.7","rdma-device":"mlx5_7"}}'
+printf '%s\n' "$unrelated" > "$T_TMP/devinfo/taken"
+refused_devinfo "another VF's" "holds the device-info of 0000:3b:00.7"
+t_begin "a file that is not a device-info document"
+printf 'root:x:0:0\n' > "$T_TMP/devinfo/taken"
+refused_devinfo "not JSON" "not a device-info document"
+printf '{"type":"pci"}\n' > "$T_TMP/devinfo/taken"
+refused_devinfo "no pci-address"
+t_begin "a symlink, a FIFO, a directory"
+rm -f "$T_TMP/devinfo/taken"
+printf '%s' "$dp" > "$T_TMP/devinfo/dp-copy"
+ln -s dp-copy "$T_TMP/devinfo/taken"
+refused_devinfo "a symlink to this VF's document" "is a symlink"
+rm -f "$T_TMP/devinfo/taken" "$T_TMP/devinfo/dp-copy"
+mkfifo "$T_TMP/devinfo/taken"
+refused_devinfo "a FIFO" "not a regular file"
+rm -f "$T_TMP/devinfo/taken"
+mkdir "$T_TMP/devinfo/taken"
+refused_devinfo "a directory"
+rmdir "$T_TMP/devinfo/taken"
+
+unrelated='{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.2","note":"not the plugin'"'"'s"}}'
 t_begin "... and a file put in place of ADD's, naming the same VF: DEL keeps it"
 attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/mine.json\"}"
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
@@ -79,7 +134,7 @@ t_eq "$T_RC" 0 "ADD ($T_ERR)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
 t_eq "$(ls "$T_TMP/devinfo/own.json" 2>/dev/null)" "" "the file ADD wrote is removed by DEL"
-rm -f "$T_TMP/devinfo/taken.json" "$T_TMP/devinfo/mine.json"
+rm -f "$T_TMP/devinfo/mine.json"
 
 t_begin "logFile outside the log directories, and a FIFO inside them"
 attempt x "\"logFile\": \"$OUTSIDE/passwd\""

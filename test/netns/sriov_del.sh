@@ -268,4 +268,32 @@ t_eq "$(sr_state_files)" "$SR_STATE/gB:net1.json " "without valid-attachments no
 run DEL "$(conf 1)" gB "$podB"
 t_eq "$T_RC" 0 "DEL gB ($T_OUT)"
 
+t_begin "GC of one network leaves another network's attachments alone; null is the empty list"
+# A runtime with two networks in its net.d (CRI-O) GCs each with the
+# attachments to that network only, and sends null for a network without pods.
+setup
+podA=$(t_netns)
+podB=$(t_netns)
+run ADD "$(conf 0)" gA "$podA"
+t_eq "$T_RC" 0 "ADD gA on network dl ($T_OUT)"
+run ADD "$(conf 1 '{name: "other"}')" gB "$podB"
+t_eq "$T_RC" 0 "ADD gB on network other ($T_OUT)"
+calls=$(sr_calls)
+t_exec sriov-rdma GC "$(conf 1 '{name: "other", "cni.dev/valid-attachments": [{containerID: "gB", ifname: "net1"}]}')"
+t_eq "$T_RC" 0 "GC of network other ($T_OUT)"
+t_eq "$(sr_pod_link "$podA" net1 | cut -d' ' -f1)" net1 "gA (network dl) keeps its VF"
+t_eq "$(sr_pod_link "$podB" net1 | cut -d' ' -f1)" net1 "gB keeps its VF"
+t_eq "$(sr_state_files)" "$SR_STATE/gA:net1.json $SR_STATE/gB:net1.json " "both records remain"
+t_eq "$(sr_calls)" "$calls" "the PF was asked nothing"
+: > "$FAKE_IPAM_LOG"
+t_exec sriov-rdma GC "$(conf 1 '{name: "other", "cni.dev/valid-attachments": null}')"
+t_eq "$T_RC" 0 "GC of network other with null ($T_OUT)"
+t_eq "$(sr_state_files)" "$SR_STATE/gA:net1.json " "gB released, gA's record remains"
+t_eq "$(sr_pod_link "$podA" net1 | cut -d' ' -f1)" net1 "gA keeps its VF"
+t_contains "$(cat "$FAKE_IPAM_LOG")" "GC" "GC with null forwarded to the IPAM"
+t_exec sriov-rdma GC "$(conf 0 '{"cni.dev/valid-attachments": null}')"
+t_eq "$T_RC" 0 "GC of network dl with null ($T_OUT)"
+t_eq "$(sr_state_files)" "" "gA released by its own network's GC"
+t_eq "$(sr_host_link "$(sr_net 0)")" "$orig0" "gA's VF back on the host"
+
 t_done

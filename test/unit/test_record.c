@@ -61,6 +61,7 @@ static void full_record(struct sriov_record *r)
 	r->rdma_moved = true;
 	r->rdma_renamed = true;
 	r->no_rules = true;
+	snprintf(r->network, sizeof(r->network), "rdma-rail0");
 	snprintf(r->devinfo_file, sizeof(r->devinfo_file),
 		 "/var/run/k8s.cni.cncf.io/devinfo/cni/pod-net1.json");
 	r->n_addrs = 2;
@@ -121,6 +122,7 @@ static void check_same(const struct sriov_record *a, const struct sriov_record *
 	CHECK_INT(b->rdma_moved, a->rdma_moved);
 	CHECK_INT(b->rdma_renamed, a->rdma_renamed);
 	CHECK_INT(b->no_rules, a->no_rules);
+	CHECK_STR(b->network, a->network);
 	CHECK_STR(b->devinfo_file, a->devinfo_file);
 	CHECK_INT(b->n_addrs, a->n_addrs);
 	for (i = 0; i < a->n_addrs && i < b->n_addrs; i++)
@@ -563,9 +565,9 @@ static void test_devinfo(void)
 	memset(&err, 0, sizeof(err));
 	CHECK_INT(sriov_devinfo_validate("devinfo/x.json", resolved, &err), -EINVAL);
 	CHECK_HAS(err.msg, "absolute");
-	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "rdma_net1", NULL, text,
+	CHECK_INT(sriov_devinfo_text(NULL, "0000:3b:00.2", "0000:3b:00.0", "rdma_net1", NULL, text,
 				     sizeof(text)), 0);
-	CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, NULL, other,
+	CHECK_INT(sriov_devinfo_text(NULL, "0000:3b:00.2", "0000:3b:00.0", NULL, NULL, other,
 				     sizeof(other)), 0);
 	CHECK(!strstr(text, "infiniband"));
 	{
@@ -575,7 +577,7 @@ static void test_devinfo(void)
 					   .applied = { 0x02c90300abcd01, 0x02c90300abcd02 } };
 		char ibtext[1024];
 
-		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", "mlx5_4", &ib, ibtext,
+		CHECK_INT(sriov_devinfo_text(NULL, "0000:3b:00.2", "0000:3b:00.0", "mlx5_4", &ib, ibtext,
 					     sizeof(ibtext)), 0);
 		CHECK_STR(ibtext, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":"
 			  "\"0000:3b:00.2\",\"pf-pci-address\":\"0000:3b:00.0\",\"rdma-device\":"
@@ -583,39 +585,39 @@ static void test_devinfo(void)
 			  "\"00:02:c9:03:00:ab:cd:02\",\"node-guid\":\"00:02:c9:03:00:ab:cd:01\"}}");
 		ib.has_pkey = false;
 		ib.applied.node = ib.applied.port = 0;
-		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
+		CHECK_INT(sriov_devinfo_text(NULL, "0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
 					     sizeof(ibtext)), 0);
 		CHECK_HAS(ibtext, "\"infiniband\":{\"port-guid\":\"00:00:00:00:00:00:22:22\","
 			  "\"node-guid\":\"00:00:00:00:00:00:11:11\"}");
 		/* An Ethernet VF's record: no such object. */
 		ib.ib = false;
-		CHECK_INT(sriov_devinfo_text("0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
+		CHECK_INT(sriov_devinfo_text(NULL, "0000:3b:00.2", "0000:3b:00.0", NULL, &ib, ibtext,
 					     sizeof(ibtext)), 0);
 		CHECK(!strstr(ibtext, "infiniband"));
 	}
-	CHECK_INT(sriov_devinfo_write(resolved, text), 0);
+	CHECK_INT(sriov_devinfo_write(resolved, text, NULL), 0);
 	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
 	CHECK_HAS(data, "\"pci-address\":\"0000:3b:00.2\"");
 	CHECK_HAS(data, "\"rdma-device\":\"rdma_net1\"");
 	free(data);
 	data = NULL;
 	/* A second write finds the file there: it is not replaced. */
-	CHECK_INT(sriov_devinfo_write(resolved, other), -EEXIST);
+	CHECK_INT(sriov_devinfo_write(resolved, other, NULL), -EEXIST);
 	CHECK_INT(state_read(devfd, "pod-net1.json", &data, &len, STATE_MAX_FILE), 0);
 	CHECK_HAS(data, "rdma_net1");
 	free(data);
 	data = NULL;
 	/* Not what was written (even naming the same VF): it stays. */
-	CHECK_INT(sriov_devinfo_remove(path, other, "0000:3b:00.2"), -EPERM);
+	CHECK_INT(sriov_devinfo_remove(path, other, "0000:3b:00.2", NULL), -EPERM);
 	CHECK(access(resolved, F_OK) == 0);
-	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2"), 0);
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2", NULL), 0);
 	CHECK(access(resolved, F_OK) < 0);
-	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2"), 0);
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2", NULL), 0);
 	/* An older record, without the text: only a file naming this VF goes. */
-	CHECK_INT(sriov_devinfo_write(resolved, other), 0);
-	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.3"), -EPERM);
+	CHECK_INT(sriov_devinfo_write(resolved, other, NULL), 0);
+	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.3", NULL), -EPERM);
 	CHECK(access(resolved, F_OK) == 0);
-	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.2"), 0);
+	CHECK_INT(sriov_devinfo_remove(path, "", "0000:3b:00.2", NULL), 0);
 	CHECK(access(resolved, F_OK) < 0);
 	/* No temporary is left behind: the directory is empty again. */
 	{
@@ -635,8 +637,113 @@ static void test_devinfo(void)
 	 * config was narrowed since ADD): DEL leaves it alone. Under valgrind
 	 * this also proves the refusal reads no uninitialised error.
 	 */
-	CHECK_INT(sriov_devinfo_remove("/etc/passwd", "", "0000:3b:00.2"), -EPERM);
+	CHECK_INT(sriov_devinfo_remove("/etc/passwd", "", "0000:3b:00.2", NULL), -EPERM);
 	CHECK(access("/etc/passwd", F_OK) == 0);
+	close(devfd);
+}
+
+static void put_str(const char *name, const char *text)
+{
+	put_file(name, text, strlen(text));
+}
+
+/*
+ * The device plugin's copy for this VF, which Multus puts at the path
+ * before ADD: taken over (its members kept, the pod-side RDMA name set),
+ * written over atomically with its mode, put back by ADD's undo, removed
+ * by DEL only while it holds what ADD wrote. Anything else stays.
+ */
+static void test_devinfo_device_plugin(void)
+{
+	static const char dp[] = "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":"
+				 "\"0000:3b:00.2\",\"rdma-device\":\"mlx5_2\",\"vendor\":\"x\"}}";
+	struct sriov_devinfo_prior prior, none;
+	char path[512], target[512], text[SRIOV_DEVINFO_MAX], other[64];
+	struct stat st;
+	char *data = NULL;
+	size_t len;
+	int devfd;
+
+	snprintf(path, sizeof(path), "%s/devinfo", tmp);
+	devfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(devfd >= 0);
+	snprintf(path, sizeof(path), "%s/devinfo/ml-rail0-c1_net1", tmp);
+
+	/* Free: nothing to take over. */
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &none, other, sizeof(other)), 0);
+	CHECK(none.text == NULL);
+
+	put_str("devinfo/ml-rail0-c1_net1", dp);
+	CHECK_INT(fchmodat(devfd, "ml-rail0-c1_net1", 0444, 0), 0);
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3B:00.2", &prior, other, sizeof(other)), 0);
+	CHECK(prior.text != NULL);
+	CHECK_INT((int)prior.mode, 0444);
+	CHECK_INT(sriov_devinfo_text(prior.text, "0000:3b:00.2", "0000:3b:00.0", "rdma_net1", NULL,
+				     text, sizeof(text)), 0);
+	CHECK_STR(text, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":"
+		  "\"0000:3b:00.2\",\"rdma-device\":\"rdma_net1\",\"vendor\":\"x\","
+		  "\"pf-pci-address\":\"0000:3b:00.0\"}}");
+	/* No RDMA name of its own: the copy's stands. */
+	{
+		char keep[SRIOV_DEVINFO_MAX];
+
+		CHECK_INT(sriov_devinfo_text(prior.text, "0000:3b:00.2", "", NULL, NULL, keep,
+					     sizeof(keep)), 0);
+		CHECK_HAS(keep, "\"rdma-device\":\"mlx5_2\"");
+	}
+	CHECK_INT(sriov_devinfo_write(path, text, &prior), 0);
+	CHECK_INT(state_read(devfd, "ml-rail0-c1_net1", &data, &len, STATE_MAX_FILE), 0);
+	CHECK_STR(data, text);
+	free(data);
+	data = NULL;
+	CHECK_INT(fstatat(devfd, "ml-rail0-c1_net1", &st, 0), 0);
+	CHECK_INT((int)(st.st_mode & 0777), 0444);
+	/* ADD's undo: the copy comes back as the device plugin wrote it. */
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2", &prior), 0);
+	CHECK_INT(state_read(devfd, "ml-rail0-c1_net1", &data, &len, STATE_MAX_FILE), 0);
+	CHECK_STR(data, dp);
+	free(data);
+	data = NULL;
+	/* Changed since ADD looked: not written over. */
+	put_str("devinfo/ml-rail0-c1_net1", "{\"type\":\"pci\"}");
+	CHECK_INT(sriov_devinfo_write(path, text, &prior), -EEXIST);
+	CHECK_INT(state_read(devfd, "ml-rail0-c1_net1", &data, &len, STATE_MAX_FILE), 0);
+	CHECK_STR(data, "{\"type\":\"pci\"}");
+	free(data);
+	data = NULL;
+	/* Written again, then DEL: gone (Multus removes its own copy after). */
+	put_str("devinfo/ml-rail0-c1_net1", dp);
+	CHECK_INT(sriov_devinfo_write(path, text, &prior), 0);
+	CHECK_INT(sriov_devinfo_remove(path, text, "0000:3b:00.2", NULL), 0);
+	CHECK(faccessat(devfd, "ml-rail0-c1_net1", F_OK, 0) < 0);
+	free(prior.text);
+
+	/* What is not the device plugin's copy for this VF is refused, and stays. */
+	put_str("devinfo/ml-rail0-c1_net1", "{\"type\":\"pci\",\"pci\":{\"pci-address\":"
+		"\"0000:3b:00.3\"}}");
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)), -EXDEV);
+	CHECK_STR(other, "0000:3b:00.3");
+	CHECK(prior.text == NULL);
+	put_str("devinfo/ml-rail0-c1_net1", "not json");
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)),
+		  -EBADMSG);
+	put_str("devinfo/ml-rail0-c1_net1", "{\"type\":\"net\",\"pci\":{\"pci-address\":"
+		"\"0000:3b:00.2\"}}");
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)),
+		  -EBADMSG);
+	CHECK_INT(unlinkat(devfd, "ml-rail0-c1_net1", 0), 0);
+	snprintf(target, sizeof(target), "%s/devinfo/real", tmp);
+	put_str("devinfo/real", dp);
+	CHECK_INT(symlinkat("real", devfd, "ml-rail0-c1_net1"), 0);
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)), -ELOOP);
+	CHECK_INT(unlinkat(devfd, "ml-rail0-c1_net1", 0), 0);
+	CHECK_INT(mkfifoat(devfd, "ml-rail0-c1_net1", 0600), 0);
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)), -EINVAL);
+	CHECK_INT(unlinkat(devfd, "ml-rail0-c1_net1", 0), 0);
+	CHECK_INT(mkdirat(devfd, "ml-rail0-c1_net1", 0700), 0);
+	CHECK_INT(sriov_devinfo_inspect(path, "0000:3b:00.2", &prior, other, sizeof(other)), -EINVAL);
+	CHECK_INT(unlinkat(devfd, "ml-rail0-c1_net1", AT_REMOVEDIR), 0);
+	CHECK_INT(unlink(target), 0);
 	close(devfd);
 }
 
@@ -724,6 +831,7 @@ int main(void)
 	RUN(test_read_errors);
 	RUN(test_remove);
 	RUN(test_devinfo);
+	RUN(test_devinfo_device_plugin);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmp);
