@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes/scheme"
 	podresources "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
@@ -128,6 +129,25 @@ func (s *store) writeCurrent(o object) {
 	if os.WriteFile(tmp, b, 0o644) == nil {
 		_ = os.Rename(tmp, filepath.Join(dir, fmt.Sprint(m["name"])+".json"))
 	}
+}
+
+// decode reads a request body as client-go sends it: JSON, or protobuf for
+// the built-in types (pods, events).
+func decode(body []byte) (object, error) {
+	var o object
+	if err := json.Unmarshal(body, &o); err == nil {
+		return o, nil
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	err = json.Unmarshal(b, &o)
+	return o, err
 }
 
 func clone(o object) object {
@@ -263,14 +283,14 @@ func (v *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res := rest[0]
 	if res == "events" {
-		v.s.mu.Lock()
-		fmt.Fprintf(v.s.evLog, "%s\n", strings.ReplaceAll(string(body), "\n", " "))
-		v.s.mu.Unlock()
-		var o object
-		_ = json.Unmarshal(body, &o)
-		if o == nil {
-			o = object{}
+		o, err := decode(body)
+		if err != nil || o == nil {
+			o = object{"undecoded": string(body)}
 		}
+		line, _ := json.Marshal(o)
+		v.s.mu.Lock()
+		fmt.Fprintf(v.s.evLog, "%s\n", line)
+		v.s.mu.Unlock()
 		writeJSON(w, 201, o)
 		return
 	}
@@ -321,8 +341,8 @@ func (v *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status(w, 405, "MethodNotAllowed", "read-only here")
 			return
 		}
-		var in object
-		if err := json.Unmarshal(body, &in); err != nil {
+		in, err := decode(body)
+		if err != nil {
 			status(w, 400, "BadRequest", "body: "+err.Error())
 			return
 		}
