@@ -74,6 +74,11 @@ t_defer "rm -f $DEVINFO/dp/sriovrdmatest$$.io-* $DEVINFO/cni/$NS-*"
 cat > "$T_TMP/bin/sriov-rdma" <<EOS
 #!/bin/sh
 in=\$(cat)
+if [ "\$CNI_COMMAND" = DEL ] && [ -e "$T_TMP/fail-del" ]; then
+	echo "DEL \$CNI_CONTAINERID \$CNI_IFNAME rc=7" >> "$CALLS"
+	echo '{"cniVersion":"1.0.0","code":7,"msg":"DEL failed (made to fail by the test)"}'
+	exit 1
+fi
 out=\$(printf '%s' "\$in" | ${PLUGIN_WRAPPER:-} "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma")
 rc=\$?
 id="\$CNI_COMMAND-\$CNI_CONTAINERID-\$CNI_IFNAME"
@@ -479,20 +484,20 @@ if [ "$MODE" = thick ]; then
 	t_eq "$(leased)" 0 "no address held"
 	rm_pod h
 
-	t_begin "thick: the shim answers DEL with success when sriov-rdma failed it"
+	t_begin "thick: the shim answers DEL with success when the delegate's DEL failed"
 	fresh_node
 	POD_I=$(t_netns)
 	mk_pod i rail0 "{\"$RES0\": [\"$(sr_vf 0)\"]}" || t_fail "pod i not loaded"
 	cni ADD i ctri$$ "$POD_I"
 	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
-	# The node config no longer lets the plugin touch its state dir: its DEL fails.
-	cp "$SRIOV_RDMA_CNI_NODE_CONFIG" "$T_TMP/node-config.good"
-	jq -c '.allowedStateDirs = ["/nonexistent"]' "$T_TMP/node-config.good" > "$SRIOV_RDMA_CNI_NODE_CONFIG"
+	# The recorder in CNI_PATH fails sriov-rdma's DEL (exit 1, CNI error 7).
+	touch "$T_TMP/fail-del"
 	: > "$CALLS"
 	cni DEL i ctri$$ "$POD_I"
 	t_eq "$T_RC" 0 "the shim says DEL succeeded"
-	t_eq "$(grep -c "^DEL ctri$$ net1 rc=[1-9]" "$CALLS")" 1 "sriov-rdma's own DEL failed"
-	cp "$T_TMP/node-config.good" "$SRIOV_RDMA_CNI_NODE_CONFIG"
+	t_eq "$(grep -c "^DEL ctri$$ net1 rc=7" "$CALLS")" 1 "the delegate's DEL failed"
+	t_eq "$([ -f "$(rec ctri$$ net1)" ] && echo kept)" kept "the attachment is still recorded: the shim's 0 proves nothing"
+	rm -f "$T_TMP/fail-del"
 	: > "$CALLS"
 	cni DEL i ctri$$ "$POD_I"
 	t_eq "$(calls_of DEL ctri$$ net1 0)" 1 "a later DEL releases it (sriov-rdma exit 0)"
