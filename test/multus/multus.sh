@@ -26,6 +26,9 @@ case $MODE in thin|thick) ;; *) echo "usage: multus.sh thin|thick" >&2; exit 2 ;
 
 : "${SOURCE_DIR:?set SOURCE_DIR to the project root}"
 . "$SOURCE_DIR/test/netns/sriov_lib.sh"
+# A test killed on timeout (meson sends SIGTERM) still cleans up: the
+# clean-up is lib.sh's EXIT trap.
+trap 'exit 143' TERM INT
 
 MB=${CHAIN_DIR:+$CHAIN_DIR/multus/bin}
 t_begin "$MODE: Multus and the fake node are built"
