@@ -102,13 +102,13 @@ t_contains "$(t_jq .msg)" "route" "message names the route"
 t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM ADD then DEL"
 assert_untouched "$orig"
 
-t_begin "device-info file cannot be written: everything undone"
+t_begin "device-info path that cannot be reached: refused before anything changes"
 setup
 touch "$T_TMP/not-a-dir"
 add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$T_TMP/not-a-dir/devinfo.json\"}}")"
 t_eq "$(t_jq .code)" 5 "error code"
 t_contains "$(t_jq .msg)" "CNIDeviceInfoFile" "message names the field"
-t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "ADD rb1 DEL rb1 " "IPAM released"
+t_eq "$(cat "$FAKE_IPAM_LOG" | tr '\n' ' ')" "" "the IPAM was never asked"
 assert_untouched "$orig"
 
 t_begin "the final record cannot be written (disk full): everything undone, device-info file removed"
