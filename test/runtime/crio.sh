@@ -365,6 +365,7 @@ t_contains "$addr1" 10.81.0. "eth0's address from rail-a's pool"
 t_eq "$(find "$POOL_A" -type f -name "a-${addr1%/*}" | wc -l)" 1 "pool-ipam's allocation record"
 mac1=$(rt_pod_link "$ns1" eth0 | cut -d' ' -f2)
 calls_before=$(sr_calls)
+echo "# libcni cache while p1 runs: $(cd /var/lib/cni && find . -type f | sort | tr '\n' ' ')"
 rt_kill
 t_eq "$(rt_pod_addr "$ns1" eth0)" "$addr1" "eth0 still in the pod after the kill"
 
@@ -444,6 +445,12 @@ if [ -n "$first_add" ]; then
 	echo "# --- stdin of an ADD:"
 	sed -n '/^--- stdin/,/^--- stdout/p' "$first_add" | sed '1d;$d' | jq -c . | sed 's/^/#   /'
 fi
-echo "# --- libcni cache: $(cd /var/lib/cni && find . -type f | sed 's/^/ /' | tr -d '\n')"
+for c in DEL GC STATUS VERSION; do
+	f=$(find "$R/calls" -name "*-sriov-rdma-$c-*" | sort | tail -n 1)
+	[ -n "$f" ] || continue
+	echo "# --- $c: CNI_* environment and stdin (the last one):"
+	sed -n '/^--- env/,/^--- stdin/p' "$f" | grep '^CNI_' | sed 's/^/#   /'
+	sed -n '/^--- stdin/,/^--- stdout/p' "$f" | sed '1d;$d' | jq -c . | sed 's/^/#   /'
+done
 
 t_done
