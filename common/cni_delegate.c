@@ -4,10 +4,10 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +151,74 @@ static size_t stdin_prefill(int fd, const char *data, size_t len)
 	return w > 0 ? (size_t)w : 0;
 }
 
+/*
+ * The child between fork and exec: only async-signal-safe calls. It dies
+ * with this process: an IPAM left running after its caller was killed
+ * could reserve an address after the runtime's DEL released the
+ * attachment, for an attachment that no longer exists. PR_SET_PDEATHSIG
+ * follows the thread that forked (this plugin has one) and survives the
+ * exec of a plugin that is not set-user-ID; the getppid() check covers a
+ * parent that died before the prctl. An errno goes back on err_fd, which
+ * the exec closes.
+ */
+static void __attribute__((noreturn)) child_exec(const char *exe, char *const argv[],
+						 char *const envp[], int in_fd, int out_fd,
+						 int err_fd, pid_t parent)
+{
+	ssize_t w;
+	int e;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		goto fail;
+	if (getppid() != parent)
+		_exit(127);
+	/* dup2 onto itself keeps FD_CLOEXEC: clear it by hand then. */
+	if ((in_fd == STDIN_FILENO ? fcntl(in_fd, F_SETFD, 0) : dup2(in_fd, STDIN_FILENO)) < 0 ||
+	    (out_fd == STDOUT_FILENO ? fcntl(out_fd, F_SETFD, 0) : dup2(out_fd, STDOUT_FILENO)) < 0)
+		goto fail;
+	execve(exe, argv, envp);
+fail:
+	e = errno;
+	w = write(err_fd, &e, sizeof(e));
+	(void)w;
+	_exit(127);
+}
+
+/* fork and exec exe: 0, or -errno of what kept it from running. */
+static int spawn(pid_t *pid, const char *exe, char *const argv[], char *const envp[], int in_fd,
+		 int out_fd)
+{
+	pid_t parent = getpid(), child;
+	int ep[2], e = 0;
+	ssize_t n;
+
+	if (pipe2(ep, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child == 0) {
+		close(ep[0]);
+		child_exec(exe, argv, envp, in_fd, out_fd, ep[1], parent);
+	}
+	e = errno;
+	close(ep[1]);
+	if (child < 0) {
+		close(ep[0]);
+		return -e;
+	}
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n != (ssize_t)sizeof(e))
+		e = 0;
+	if (e) {
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -e;
+	}
+	*pid = child;
+	return 0;
+}
+
 static void delegate_failed(const char *type, int status, const char *out, struct cni_error *err)
 {
 	cJSON *o = cJSON_Parse(out);
@@ -194,10 +262,9 @@ int cni_delegate_start(const struct cni_request *req, const char *type, enum cni
 {
 	char exe[PATH_MAX], *owned = NULL, **envp = NULL;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, r, ret = -1;
-	posix_spawn_file_actions_t fa;
 	char *argv[2];
 	const char *data;
-	pid_t pid;
+	pid_t pid = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->in_fd = d->out_fd = -1;
@@ -222,18 +289,11 @@ int cni_delegate_start(const struct cni_request *req, const char *type, enum cni
 		close(in[1]);
 		in[1] = -1;
 	}
-	if (posix_spawn_file_actions_init(&fa)) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
-		goto out;
-	}
-	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], STDOUT_FILENO);
 	argv[0] = (char *)type;
 	argv[1] = NULL;
-	r = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
+	r = spawn(&pid, exe, argv, envp, in[0], outp[1]);
 	if (r) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(r));
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(-r));
 		goto out;
 	}
 	if (in[1] >= 0)

@@ -215,7 +215,8 @@ static int parse_int(const cJSON *o, const char *path, const char *key, int *dst
 
 	if (!v || cJSON_IsNull(v))
 		return 0;
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > INT_MAX ||
+	/* The range before the conversion, a NaN failing it too: (int) of 1e300 is undefined. */
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= INT_MAX) ||
 	    v->valuedouble != (double)(int)v->valuedouble)
 		return cni_errorf(err, CNI_ERR_DECODE,
 				  "result: %s.%s must be a non-negative integer", path, key);

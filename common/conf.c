@@ -88,8 +88,12 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, AS_WRITTEN(v, key)),
 				type_name(v));
 	d = v->valuedouble;
-	/* Beyond 2^53 a double no longer holds every integer: nothing sane lives there. */
-	if (d > 9007199254740992.0 || d < -9007199254740992.0 || d != (double)(long long)d)
+	/*
+	 * Beyond 2^53 a double no longer holds every integer: nothing sane
+	 * lives there. The range first, written so a NaN fails it too: a
+	 * conversion of a double outside long long's range is undefined.
+	 */
+	if (!(d <= 9007199254740992.0 && d >= -9007199254740992.0) || d != (double)(long long)d)
 		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, AS_WRITTEN(v, key)), d);
 	if ((long long)d < min || (long long)d > max)
 		return conf_invalid(err, FIELD_FMT ": %lld is out of range (%lld-%lld)",

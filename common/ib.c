@@ -123,6 +123,42 @@ int ib_vf_is_ib(const char *root, const char *bdf, const char *netdev, const cha
 	return -ENOENT;
 }
 
+/* The first entry of a device's infiniband/ (vf_lookup wants a VF; a PF has one too). */
+static int first_rdma_dev(const char *root, const char *bdf, char *first, size_t size)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int ret;
+
+	if ((ret = dev_path(path, sizeof(path), root, bdf, "infiniband")) < 0)
+		return ret;
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	first[0] = '\0';
+	while ((de = readdir(dir)))
+		if (de->d_name[0] != '.' && strlen(de->d_name) < size &&
+		    (!first[0] || strcmp(de->d_name, first) < 0))
+			strcpy(first, de->d_name);
+	closedir(dir);
+	return first[0] ? 0 : -ENOENT;
+}
+
+int ib_pf_is_ib(const char *root, const char *pf_bdf, const char *pf_netdev, bool *ib)
+{
+	char rdma[64];
+	int ret;
+
+	ret = ib_vf_is_ib(root, pf_bdf, pf_netdev, NULL, ib);
+	if (ret != -ENOENT)
+		return ret;
+	ret = first_rdma_dev(root, pf_bdf, rdma, sizeof(rdma));
+	if (ret < 0)
+		return ret;
+	return ib_vf_is_ib(root, pf_bdf, NULL, rdma, ib);
+}
+
 int ib_ipoib_connected(const char *root, const char *bdf, const char *netdev, bool *connected)
 {
 	char rest[PATH_MAX], buf[32];
@@ -142,28 +178,12 @@ int ib_ipoib_connected(const char *root, const char *bdf, const char *netdev, bo
 
 int ib_port_guid(const char *root, const char *bdf, uint64_t *guid)
 {
-	char path[PATH_MAX], rest[PATH_MAX], gid[64], hex[IB_GUID_STR_LEN];
+	char rest[PATH_MAX], gid[64], hex[IB_GUID_STR_LEN], first[64];
 	int ret, i;
 
-	/* The PF's RDMA device: the first entry of its infiniband/ (vf_lookup wants a VF). */
-	if ((ret = dev_path(path, sizeof(path), root, bdf, "infiniband")) < 0)
+	if ((ret = first_rdma_dev(root, bdf, first, sizeof(first))) < 0)
 		return ret;
-	{
-		char first[64] = "";
-		struct dirent *de;
-		DIR *dir = opendir(path);
-
-		if (!dir)
-			return -errno;
-		while ((de = readdir(dir)))
-			if (de->d_name[0] != '.' && strlen(de->d_name) < sizeof(first) &&
-			    (!first[0] || strcmp(de->d_name, first) < 0))
-				strcpy(first, de->d_name);
-		closedir(dir);
-		if (!first[0])
-			return -ENOENT;
-		snprintf(rest, sizeof(rest), "infiniband/%s/ports/1/gids/0", first);
-	}
+	snprintf(rest, sizeof(rest), "infiniband/%s/ports/1/gids/0", first);
 	ret = read_attr(root, bdf, rest, gid, sizeof(gid));
 	if (ret < 0)
 		return ret;

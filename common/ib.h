@@ -37,6 +37,12 @@ uint64_t ib_guid_auto(uint64_t pf_port_guid, int vf_index);
  */
 int ib_vf_is_ib(const char *sysfs_root, const char *bdf, const char *netdev,
 		const char *rdma_dev, bool *ib);
+/*
+ * The same of a PF (its netdev's type, else its first RDMA device's port):
+ * a VF's link layer is its PF port's, and a VF without a driver shows
+ * neither netdev nor RDMA device. -ENOENT when the PF shows neither.
+ */
+int ib_pf_is_ib(const char *sysfs_root, const char *pf_bdf, const char *pf_netdev, bool *ib);
 /* <bdf>/net/<netdev>/mode: connected or datagram; -ENOENT without the file. */
 int ib_ipoib_connected(const char *sysfs_root, const char *bdf, const char *netdev,
 		       bool *connected);

@@ -293,9 +293,9 @@ static int conv_per_node(struct conv *cv, const cJSON *spec, const struct ipam_a
 		snprintf(path, sizeof(path), "spec.perNodeExclusions[%d]", i++);
 		s = cJSON_GetObjectItemCaseSensitive(it, "startIndex");
 		e = cJSON_GetObjectItemCaseSensitive(it, "endIndex");
-		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(e) || s->valuedouble < 0 ||
-		    e->valuedouble < s->valuedouble || s->valuedouble > 2147483647.0 ||
-		    e->valuedouble > 2147483647.0)
+		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(e) ||
+		    !(s->valuedouble >= 0 && e->valuedouble >= s->valuedouble &&
+		      e->valuedouble <= 2147483647.0))
 			return bad(cv, "%s: want 0 <= startIndex <= endIndex", path);
 		if ((ipam_u128)s->valueint > room)
 			continue;
@@ -636,7 +636,9 @@ static int block_parse(const cJSON *j, struct ippool_block *b)
 	const cJSON *it;
 
 	memset(b, 0, sizeof(*b));
+	/* 2^53: the largest integer a double holds exactly; (long long) of more is undefined. */
 	if (!rv || strlen(rv) >= sizeof(b->resource_version) || !cJSON_IsNumber(fetched) ||
+	    !(fetched->valuedouble >= 0 && fetched->valuedouble <= 9007199254740992.0) ||
 	    !cJSON_IsArray(ex) || !cJSON_IsArray(rt) ||
 	    cJSON_GetArraySize(ex) > IPPOOL_MAX_EXCLUDE || cJSON_GetArraySize(rt) > IPPOOL_MAX_ROUTES ||
 	    read_prefix(cJSON_GetObjectItemCaseSensitive(j, "subnet"), &b->subnet) < 0 ||

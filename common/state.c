@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -37,6 +41,67 @@ static int subdir_open(int dirfd, const char *name, bool create, int *subfd)
 	}
 	*subfd = fd;
 	return 0;
+}
+
+/* write_tmp's ".tmp.<pid>.<n>", exactly: its pid, or 0 for any other name. */
+static pid_t tmp_name_pid(const char *name)
+{
+	const char *p = name + 5;
+	long pid = 0;
+
+	if (strncmp(name, ".tmp.", 5) || *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		pid = pid * 10 + (*p - '0');
+		if (pid > 0x7fffffff)
+			return 0;
+	}
+	if (*p++ != '.' || *p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p ? 0 : (pid_t)pid;
+}
+
+/*
+ * Remove what writers killed between write_tmp and the rename left: names
+ * of write_tmp's exact form whose pid is not alive. A pid alive here may be
+ * another process now: its file waits for a later sweep. A pid of another
+ * pid namespace sharing the directory (a plugin run in a container) means
+ * nothing here: a file younger than STATE_TMP_GRACE_S may be a live
+ * writer's, elsewhere, and is left alone. Sweepers take turns on the
+ * directory's flock, and one that finds it taken leaves the sweep to the
+ * holder. Best effort: what cannot be read or removed stays.
+ */
+static void sweep_dead_tmp(int dirfd)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct dirent64 *e;
+	struct stat st;
+	time_t now = time(NULL);
+	ssize_t n, off;
+	pid_t pid;
+	int fd;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		goto out;
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; off += e->d_reclen) {
+			e = (struct dirent64 *)(buf + off);
+			pid = tmp_name_pid(e->d_name);
+			if (!pid || kill(pid, 0) == 0 || errno != ESRCH)
+				continue;
+			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISREG(st.st_mode) || now - st.st_mtime < STATE_TMP_GRACE_S)
+				continue;
+			unlinkat(dirfd, e->d_name, 0);
+		}
+	}
+out:
+	close(fd);
 }
 
 static int walk_open(const char *path, bool create, int *dirfd)
@@ -81,7 +146,11 @@ static int walk_open(const char *path, bool create, int *dirfd)
 
 int state_dir_open(const char *path, int *dirfd)
 {
-	return walk_open(path, true, dirfd);
+	int ret = walk_open(path, true, dirfd);
+
+	if (ret == 0)
+		sweep_dead_tmp(*dirfd);
+	return ret;
 }
 
 int state_dir_open_existing(const char *path, int *dirfd)
@@ -91,9 +160,14 @@ int state_dir_open_existing(const char *path, int *dirfd)
 
 int state_subdir_open(int dirfd, const char *name, int *subfd)
 {
+	int ret;
+
 	if (!valid_name(name))
 		return -EINVAL;
-	return subdir_open(dirfd, name, true, subfd);
+	ret = subdir_open(dirfd, name, true, subfd);
+	if (ret == 0)
+		sweep_dead_tmp(*subfd);
+	return ret;
 }
 
 static int write_all(int fd, const void *data, size_t len)

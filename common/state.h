@@ -18,16 +18,23 @@
 #include <cjson/cJSON.h>
 
 #define STATE_MAX_FILE (1u << 20)
+/*
+ * A temporary file of a pid that is not alive is swept once it is this
+ * old (seconds): younger, it may be a live writer's in another pid
+ * namespace, which a write and an fsync take far less than.
+ */
+#define STATE_TMP_GRACE_S 600
 
 /*
  * mkdir -p with 0700 for what it creates, then open it
  * O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC; a symlink anywhere below the existing
- * prefix is -ELOOP.
+ * prefix is -ELOOP. Opened for writing, it is cleared of the temporary
+ * files of writers killed before their rename (see STATE_TMP_GRACE_S).
  */
 int state_dir_open(const char *path, int *dirfd);
 /* The same for a directory that must exist already (-ENOENT): readers create nothing. */
 int state_dir_open_existing(const char *path, int *dirfd);
-/* Same, relative to a directory fd. */
+/* Same as state_dir_open, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
 
 /* Temporary file in tmpdirfd, written (and fsync'd when durable); its name is returned in tmpname. */

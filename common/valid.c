@@ -33,22 +33,31 @@ bool valid_network_name(const char *name)
 	return valid_id(name, 200);
 }
 
-bool valid_abs_path(const char *path)
+const char *valid_abs_path_problem(const char *path)
 {
 	const char *c = path;
 	size_t n;
 
-	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
-		return false;
+	if (!path || path[0] != '/')
+		return "is not an absolute path";
+	if (strlen(path) >= PATH_MAX)
+		return "is longer than a path can be";
 	while (*c) {
 		while (*c == '/')
 			c++;
 		n = strcspn(c, "/");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
+		if (n == 1 && c[0] == '.')
+			return "holds a \".\" component (write the path without it)";
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return "holds a \"..\" component";
 		c += n;
 	}
-	return true;
+	return NULL;
+}
+
+bool valid_abs_path(const char *path)
+{
+	return !valid_abs_path_problem(path);
 }
 
 bool valid_netns_path(const char *path)

@@ -34,6 +34,8 @@ bool valid_plugin_type(const char *type);
  * config is opened as root, so it must say plainly where it goes.
  */
 bool valid_abs_path(const char *path);
+/* What keeps path from being one, for a message ("is not an absolute path"); NULL when it is. */
+const char *valid_abs_path_problem(const char *path);
 /*
  * The hex fields of hardware address text (a PCI address, a MAC): exactly
  * n hex digits at s, their value; -1 when any of them is not one.

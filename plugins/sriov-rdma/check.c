@@ -305,7 +305,7 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
 	    check_rdma(req, &rec, err) ||
 	    check_vf_config(&rec, conf.paths.sysfs_root, err) ||
-	    sriov_ib_check(&rec, err))
+	    sriov_ib_check(&rec, conf.paths.sysfs_root, err))
 		goto out;
 	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;

@@ -65,8 +65,8 @@ static int parse_pkey(const cJSON *conf, struct sriov_ib_conf *ib, struct cni_er
 		v = strtoul(p->valuestring, &end, 16);
 		if (errno || end == p->valuestring || *end || strncasecmp(p->valuestring, "0x", 2))
 			end = NULL;
-	} else if (cJSON_IsNumber(p) && p->valuedouble == (double)(long)p->valuedouble &&
-		   p->valuedouble >= 0) {
+	} else if (cJSON_IsNumber(p) && p->valuedouble >= 0 && p->valuedouble <= 0xffff &&
+		   p->valuedouble == (double)(long)p->valuedouble) {
 		v = (unsigned long)p->valuedouble;
 		end = "";
 	}
@@ -117,13 +117,24 @@ int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struc
 	return 0;
 }
 
+/*
+ * A VF whose devices are in the pod shows neither netdev nor RDMA device
+ * on the host, nor does one a killed ADD left unbound: its PF tells then.
+ */
+static int vf_link_is_ib(const char *sysfs_root, const struct vf_dev *vf, bool *ib)
+{
+	int ret = ib_vf_is_ib(sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, ib);
+
+	return ret == -ENOENT ? ib_pf_is_ib(sysfs_root, vf->pf_bdf, vf->pf_netdev, ib) : ret;
+}
+
 int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err)
 {
 	struct sriov_ib_conf *ib = &conf->ib;
 	bool is_ib = false, connected = false;
 	int ret, max;
 
-	ret = ib_vf_is_ib(conf->paths.sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &is_ib);
+	ret = vf_link_is_ib(conf->paths.sysfs_root, vf, &is_ib);
 	if (ret < 0 && ret != -ENOENT)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read its link layer in "
 				  "sysfs: %s", vf->bdf, strerror(-ret));
@@ -364,10 +375,7 @@ void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 	bool ib = false;
 	int ret;
 
-	/* A VF whose devices are in the pod shows neither: its PF's port tells as well. */
-	ret = ib_vf_is_ib(paths->sysfs_root, vf->bdf, vf->netdev, vf->rdma_dev, &ib);
-	if (ret == -ENOENT)
-		ret = ib_vf_is_ib(paths->sysfs_root, vf->pf_bdf, vf->pf_netdev, NULL, &ib);
+	ret = vf_link_is_ib(paths->sysfs_root, vf, &ib);
 	if (ret < 0 || !ib)
 		return;
 	rec->ib.ib = true;
@@ -375,23 +383,26 @@ void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 	memset(rec->host_mac, 0, sizeof(rec->host_mac));
 }
 
-int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
+int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struct cni_error *err)
 {
-	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN];
+	char want[IB_GUID_STR_LEN], got[IB_GUID_STR_LEN], pf_name[IFNAMSIZ];
 	struct pf_vf_guids now;
 	struct pf *pf;
 	int ret;
 
 	if (!rec->ib.ib || (!rec->ib.applied.node && !rec->ib.applied.port))
 		return 0;
-	ret = pf_open(rec->pf_netdev, &pf);
+	/* The PF by its recorded PCI address, as DEL finds it: a renamed PF is the same PF. */
+	ret = sriov_pf_name(rec, sysfs_root, pf_name);
+	if (ret == 0)
+		ret = pf_open(pf_name, &pf);
 	if (ret == 0) {
 		ret = pf_get_guids(pf, rec->vf_index, &now);
 		pf_close(pf);
 	}
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot read the GUIDs of VF %d "
-				  "on PF %s: %s", rec->bdf, rec->vf_index, rec->pf_netdev,
+				  "on PF %s: %s", rec->bdf, rec->vf_index, pf_name,
 				  strerror(-ret));
 	if (now.node != rec->ib.applied.node || now.port != rec->ib.applied.port) {
 		bool node = now.node != rec->ib.applied.node;
@@ -400,7 +411,7 @@ int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err)
 		ib_guid_format(node ? now.node : now.port, got);
 		return cni_errorf(err, CNI_ERR_DRIFT, "deviceID %s: VF %d %s GUID on PF %s is %s, "
 				  "ADD set %s", rec->bdf, rec->vf_index, node ? "node" : "port",
-				  rec->pf_netdev, got, want);
+				  pf_name, got, want);
 	}
 	return 0;
 }

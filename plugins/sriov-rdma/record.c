@@ -524,12 +524,14 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err)
 {
+	const char *problem = valid_abs_path_problem(path);
 	char why[768];
 
-	if (!valid_abs_path(path) || path[strlen(path) - 1] == '/') {
-		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "runtimeConfig.CNIDeviceInfoFile: \"%s\" must be an absolute file path "
-			   "without \"..\"", path);
+	if (!problem && path[strlen(path) - 1] == '/')
+		problem = "ends in \"/\": it names a directory, and a file path is wanted";
+	if (problem) {
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "runtimeConfig.CNIDeviceInfoFile: \"%s\" %s",
+			   path, problem);
 		return -EINVAL;
 	}
 	if (policy_resolve(POLICY_DEVINFO, path, resolved, PATH_MAX, why, sizeof(why)) < 0) {

@@ -439,7 +439,7 @@ int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const ch
 void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 		       struct sriov_record *rec);
 /* CHECK: the PF still holds the GUIDs ADD set (code 107 otherwise). */
-int sriov_ib_check(const struct sriov_record *rec, struct cni_error *err);
+int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struct cni_error *err);
 
 /* del.c */
 /* The attachment a record describes, as the in-use marker names it. */

@@ -336,6 +336,31 @@ for when in unbind rebind; do
 	t_eq "$T_RC" 0 "$when: DEL again"
 done
 
+# A node restart, or a runtime that lost its cache: no DEL comes between.
+t_begin "SIGKILL with the VF unbound, then the next ADD (no DEL between): the VF is still InfiniBand, the stale attachment undone, the ADD done"
+ib_setup 1
+pod=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+conf=$(sr_plugin_conf "$CONF")
+touch "$T_TMP/ib.drop-bind"
+printf '%s' "$conf" | CNI_COMMAND=ADD CNI_CONTAINERID=cu CNI_NETNS="$pod" CNI_IFNAME=net1 \
+	CNI_PATH="$(t_cni_path)" "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > /dev/null 2>&1 &
+adder=$!
+for _ in $(seq 300); do grep -q bind-dropped "$EV" 2>/dev/null && break; read -r -t 0.1 _ <> "$T_TMP/never"; done
+kill -9 "$adder"; wait "$adder" 2>/dev/null
+t_eq "$(vf_netdev 0)$(vf_rdma 0)" "" "the VF left without a netdev or an RDMA device"
+ip netns del "$(basename "$pod")"
+pod=$(t_netns)
+ib_conflist 1.0.0 '"guid": "02:c9:03:00:00:ab:cd:02"'
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cv
+t_eq "$T_RC" 0 "the next ADD ($T_ERR)"
+t_eq "$(vf_guids 0)" "node_guid=02:c9:03:00:00:ab:cd:02 port_guid=02:c9:03:00:00:ab:cd:02" "the PF holds its GUID"
+t_eq "$(sr_pod_link "$pod" net1 | cut -d' ' -f1)" net1 "the VF in the pod"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cv
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(vf_guids 0)" "node_guid=$ZERO port_guid=$ZERO" "the VF's own GUIDs back"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
 t_begin "DEL after the pod's namespace is gone: the GUID back, the VF rebound"
 ib_setup 1
 pod=$(t_netns)
@@ -460,6 +485,26 @@ t_eq "$(sr_pod_link "$pod" net1)" "" "net1 left the pod"
 t_eq "$(ip -j link show "$(ib_net 0)" 2>/dev/null | jq -r '.[0].ifindex')" "$peer_of_new" \
 	"the new netdev on the host, under the VF netdev's name before ADD"
 t_eq "$(grep -c " $HOST_NS\$" "$RF/rdma.devs")" 1 "the RDMA device home"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
+
+t_begin "a PF renamed between ADD and CHECK: CHECK reads the GUIDs from it by its PCI address, DEL puts them back there"
+ib_setup 1
+pod=$(t_netns)
+ib_conflist 1.0.0 "\"guid\": \"$G1\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+NEWPF=${SR_PFNET}r
+pfdev=$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")
+mv "$pfdev/net/$SR_PFNET" "$pfdev/net/$NEWPF"
+rm -f "$SR_SYS/class/net/$SR_PFNET"
+ln -sfn "$pfdev/net/$NEWPF" "$SR_SYS/class/net/$NEWPF"
+mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$NEWPF.vfs"
+t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "CHECK reads the GUIDs from the renamed PF ($T_OUT)"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(grep "^vf=0 " "$SR_FAKE/$NEWPF.vfs" | grep -o 'node_guid=[^ ]* port_guid=[^ ]*')" \
+	"node_guid=$ZERO port_guid=$ZERO" "the original GUIDs back on the renamed PF"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no state left"
 
 t_done

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,10 @@ static void test_valid_abs_path(void)
 	CHECK(!valid_abs_path("/var/lib/../../etc"));
 	CHECK(!valid_abs_path("/var/.."));
 	CHECK(!valid_abs_path("/var/./lib"));
+	CHECK_STR(valid_abs_path_problem("/var/./lib"), "holds a \".\" component (write the path without it)");
+	CHECK_STR(valid_abs_path_problem("/var/lib/.."), "holds a \"..\" component");
+	CHECK_STR(valid_abs_path_problem("var"), "is not an absolute path");
+	CHECK(valid_abs_path_problem("/var/lib/") == NULL);
 	CHECK(!valid_abs_path(""));
 	CHECK(!valid_abs_path(NULL));
 	memset(long_path, 'a', sizeof(long_path));
@@ -431,6 +436,23 @@ static void test_parse_rejects(void)
 	CHECK(parse_text("{\"ips\":[{\"address\":\"10.1.0.x/24\"}]}", &err) != 0);
 	CHECK(parse_text("{\"ips\":[{\"address\":\"10.1.0.5/24\",\"interface\":3}]}", &err) != 0);
 	CHECK_HAS(err.msg, "ips[0].interface");
+	/* Far out of int's range: refused before the conversion, which would be undefined. */
+	CHECK(parse_text("{\"ips\":[{\"address\":\"10.1.0.5/24\",\"interface\":1e300}]}", &err) != 0);
+	CHECK_HAS(err.msg, "ips[0].interface");
+	CHECK(parse_text("{\"ips\":[{\"address\":\"10.1.0.5/24\",\"interface\":-1e300}]}", &err) != 0);
+	CHECK_HAS(err.msg, "ips[0].interface");
+	/* No JSON text gives a NaN; a document built in code can. */
+	{
+		cJSON *o = cJSON_Parse("{\"ips\":[{\"address\":\"10.1.0.5/24\",\"interface\":0}]}");
+		cJSON *ip = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "ips"), 0);
+		struct cni_result r;
+
+		cJSON_ReplaceItemInObjectCaseSensitive(ip, "interface", cJSON_CreateNumber(NAN));
+		memset(&err, 0, sizeof(err));
+		CHECK(cni_result_parse(o, &r, &err) != 0);
+		CHECK_HAS(err.msg, "ips[0].interface");
+		cJSON_Delete(o);
+	}
 	CHECK(parse_text("{\"interfaces\":[{\"mac\":\"x\"}]}", &err) != 0);
 	CHECK_HAS(err.msg, "interfaces[0].name");
 	CHECK(parse_text("{\"routes\":[{\"dst\":\"10.0.0.0/8\",\"gw\":\"nope\"}]}", &err) != 0);

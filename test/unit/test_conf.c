@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -185,6 +187,28 @@ static void test_ranges_and_enum_errors(void)
 	CHECK_HAS(err.msg, "huge: must be an integer");
 }
 
+/* Out of long long's range, a conversion is undefined (UBSan's float-cast-overflow): the range comes first. */
+static void test_numbers_beyond_any_integer(void)
+{
+	static const char *const keys[] = { "huge", "neghuge", "inf", "neginf", NULL };
+	cJSON *odd = cJSON_CreateObject();
+	struct cni_error err;
+	long long v = 42;
+
+	for (int i = 0; keys[i]; i++) {
+		memset(&err, 0, sizeof(err));
+		CHECK_INT(conf_int(conf, "", keys[i], LLONG_MIN, LLONG_MAX, &v, NULL, &err), -EINVAL);
+		CHECK_HAS(err.msg, "must be an integer");
+	}
+	/* No JSON text gives a NaN; a document built in code can. */
+	cJSON_AddNumberToObject(odd, "nan", NAN);
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(conf_int(odd, "", "nan", 0, 10, &v, NULL, &err), -EINVAL);
+	CHECK_HAS(err.msg, "nan: must be an integer");
+	CHECK_INT(v, 42);
+	cJSON_Delete(odd);
+}
+
 int main(void)
 {
 	conf = cJSON_Parse("{"
@@ -193,7 +217,7 @@ int main(void)
 		"\"rdmaIsolation\":\"true\",\"runtimeConfig\":[],\"maxTxRate\":1000,"
 		"\"logFile\":null,\"dpdk\":true,\"trust\":\"off\",\"linkTrust\":true,"
 		"\"vlanProto\":\"802.1AD\",\"DeviceID\":7,\"negative\":-1,"
-		"\"link_state\":\"up\",\"huge\":1e300,"
+		"\"link_state\":\"up\",\"huge\":1e300,\"neghuge\":-1e300,\"inf\":1e999,\"neginf\":-1e999,"
 		"\"ipam\":{\"type\":\"pool-ipam\",\"rangeStart\":10,\"routes\":{}}}");
 	RUN(test_edit_distance);
 	RUN(test_typo_detected);
@@ -201,6 +225,7 @@ int main(void)
 	RUN(test_type_errors_name_path);
 	RUN(test_reads_and_absent);
 	RUN(test_ranges_and_enum_errors);
+	RUN(test_numbers_beyond_any_integer);
 	cJSON_Delete(conf);
 	return check_summary();
 }

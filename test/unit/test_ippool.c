@@ -494,6 +494,18 @@ static void test_cache_roundtrip(void)
 	CHECK_STR(fmt(&r.exclude[1].end), "10.10.1.3");
 	CHECK_INT(r.n_routes, 2);
 	CHECK_STR(pfx(&r.routes[1]), "0.0.0.0/0");
+	/* A fetch time beyond any integer (a damaged cache): unreadable, not converted. */
+	{
+		cJSON *j = NULL;
+
+		CHECK_INT(state_read_json(fd, "ippool.1", &j), 0);
+		cJSON_ReplaceItemInObjectCaseSensitive(j, "fetched", cJSON_CreateNumber(1e300));
+		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
+		CHECK_INT(ippool_cache_read(fd, 1, &pc, "node-a", &r), -EBADMSG);
+		cJSON_ReplaceItemInObjectCaseSensitive(j, "fetched", cJSON_CreateNumber(1700000000));
+		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
+		cJSON_Delete(j);
+	}
 
 	/* Another node, pool, namespace or kind never inherits the block. */
 	CHECK_INT(ippool_cache_read(fd, 1, &pc, "node-b", &r), -ENOENT);

@@ -55,6 +55,29 @@ static void test_device_and_vf_fields(void)
 	CHECK_STR(c.bdf, "0000:3b:00.5");
 }
 
+/* pkey and the integer fields: a number far out of range is refused before any conversion. */
+static void test_numbers_beyond_any_integer(void)
+{
+	static const char *const huge[] = { "1e300", "-1e300", "1e999", "-1e999", NULL };
+	struct sriov_conf c;
+	struct cni_error err;
+	char json[160];
+
+	for (int i = 0; huge[i]; i++) {
+		snprintf(json, sizeof(json), "{\"deviceID\":\"0000:3b:00.2\",\"pkey\":%s}", huge[i]);
+		CHECK_INT(parse(json, CNI_CMD_ADD, &c, &err), 7);
+		CHECK_HAS(err.msg, "pkey: not a partition key");
+		snprintf(json, sizeof(json), "{\"deviceID\":\"0000:3b:00.2\",\"vlan\":%s}", huge[i]);
+		CHECK_INT(parse(json, CNI_CMD_ADD, &c, &err), 7);
+		CHECK_HAS(err.msg, "vlan: must be an integer");
+		snprintf(json, sizeof(json), "{\"deviceID\":\"0000:3b:00.2\",\"mtu\":%s}", huge[i]);
+		CHECK_INT(parse(json, CNI_CMD_ADD, &c, &err), 7);
+		CHECK_HAS(err.msg, "mtu: must be an integer");
+	}
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"pkey\":32769}", CNI_CMD_ADD, &c, &err), 0);
+	CHECK_INT(c.ib.pkey, 0x8001);
+}
+
 static void test_rdma_name_is_a_prefix(void)
 {
 	char name[RDMA_NAME_MAX];
@@ -109,6 +132,32 @@ static void test_paths_confined(void)
 			"\"/var/run/k8s.cni.cncf.io/devinfo/cni/pod-net1.json\"}}", CNI_CMD_ADD, &c, &err), 0);
 }
 
+/* A device-info path refused for what is wrong with it, not for a ".." it does not hold. */
+static void test_devinfo_path_messages(void)
+{
+	static const struct {
+		const char *path, *msg;
+	} cases[] = {
+		{ "/var/run/k8s.cni.cncf.io/devinfo/cni/", "ends in \"/\": it names a directory" },
+		{ "/var/run/k8s.cni.cncf.io/./devinfo/cni/p.json", "holds a \".\" component" },
+		{ "/var/run/k8s.cni.cncf.io/devinfo/../p.json", "holds a \"..\" component" },
+		{ "devinfo/p.json", "is not an absolute path" },
+	};
+	struct sriov_conf c;
+	struct cni_error err;
+	char json[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"deviceID\":\"0000:3b:00.2\",\"runtimeConfig\":"
+			 "{\"CNIDeviceInfoFile\":\"%s\"}}", cases[i].path);
+		CHECK_INT(parse(json, CNI_CMD_ADD, &c, &err), 7);
+		CHECK_HAS(err.msg, cases[i].msg);
+		if (strstr(cases[i].path, ".."))
+			continue;
+		CHECK(!strstr(err.msg, "\"..\""));
+	}
+}
+
 static void test_record_round_trip(void)
 {
 	struct sriov_record r, back;
@@ -155,9 +204,11 @@ int main(void)
 	/* The built-in allowed directories alone. */
 	setenv("SRIOV_RDMA_CNI_NODE_CONFIG", "/nonexistent/node-config.json", 1);
 	RUN(test_device_and_vf_fields);
+	RUN(test_numbers_beyond_any_integer);
 	RUN(test_rdma_name_is_a_prefix);
 	RUN(test_pool_ipam_checked_on_add_only);
 	RUN(test_paths_confined);
+	RUN(test_devinfo_path_messages);
 	RUN(test_record_round_trip);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)

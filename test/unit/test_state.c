@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -107,6 +109,79 @@ static void test_write_tmp(void)
 	unlinkat(dfd, "excl", 0);
 	CHECK_INT(state_write_tmp(dfd, "x", 1, a, 6, true), -ENAMETOOLONG);
 	CHECK_INT(count_tmp(dfd), 0);
+	close(dfd);
+}
+
+/* name in dirfd, empty, its mtime age seconds ago. */
+static void make_aged(int dirfd, const char *name, time_t age)
+{
+	struct timespec t[2] = { { .tv_sec = time(NULL) - age }, { .tv_sec = time(NULL) - age } };
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(utimensat(dirfd, name, t, 0), 0);
+}
+
+/*
+ * Opened for writing, a directory loses the temporary files of dead
+ * writers, once they are older than a live writer's in another pid
+ * namespace could be, and nothing else.
+ */
+static void test_dead_writers_tmp_swept(void)
+{
+	static const char *const kept_names[] = {
+		".tmp.%d.1",		/* a dead pid's, but young */
+		".tmp.%d.x",		/* not write_tmp's form */
+		".tmp.0%d.0",
+		".tmp.%d.0.",
+		"a.tmp.%d.0",
+		NULL,
+	};
+	char path[128], name[64];
+	const time_t old = STATE_TMP_GRACE_S + 60;
+	pid_t dead = fork();
+	int dfd, sub, fd, i;
+
+	if (dead == 0)
+		_exit(0);
+	CHECK(dead > 0);
+	waitpid(dead, NULL, 0);
+	snprintf(path, sizeof(path), "%s/sweep", root);
+	CHECK_INT(state_dir_open(path, &dfd), 0);
+	CHECK_INT(mkdirat(dfd, "pci", 0700), 0);
+	sub = openat(dfd, "pci", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(sub >= 0);
+	snprintf(name, sizeof(name), ".tmp.%d.0", (int)dead);
+	make_aged(dfd, name, old);
+	make_aged(sub, name, old);
+	snprintf(name, sizeof(name), ".tmp.%d.0", (int)getpid());
+	make_aged(dfd, name, old);	/* a live pid's */
+	for (i = 0; kept_names[i]; i++) {
+		snprintf(name, sizeof(name), kept_names[i], (int)dead);
+		make_aged(dfd, name, i ? old : 1);
+	}
+	close(sub);
+	close(dfd);
+	CHECK_INT(state_dir_open(path, &dfd), 0);
+	CHECK_INT(state_subdir_open(dfd, "pci", &sub), 0);
+	snprintf(name, sizeof(name), ".tmp.%d.0", (int)dead);
+	CHECK(faccessat(dfd, name, F_OK, 0) < 0 && errno == ENOENT);
+	CHECK(faccessat(sub, name, F_OK, 0) < 0 && errno == ENOENT);
+	snprintf(name, sizeof(name), ".tmp.%d.0", (int)getpid());
+	CHECK_INT(faccessat(dfd, name, F_OK, 0), 0);
+	for (i = 0; kept_names[i]; i++) {
+		snprintf(name, sizeof(name), kept_names[i], (int)dead);
+		CHECK_INT(faccessat(dfd, name, F_OK, 0), 0);
+	}
+	/* Readers sweep nothing. */
+	snprintf(name, sizeof(name), ".tmp.%d.0", (int)dead);
+	make_aged(sub, name, old);
+	close(sub);
+	CHECK_INT(state_dir_open_existing(path, &fd), 0);
+	snprintf(path, sizeof(path), "pci/.tmp.%d.0", (int)dead);
+	CHECK_INT(faccessat(fd, path, F_OK, 0), 0);
+	close(fd);
 	close(dfd);
 }
 
@@ -293,6 +368,7 @@ int main(void)
 	RUN(test_write_read_atomic);
 	RUN(test_names_are_single_components);
 	RUN(test_write_tmp);
+	RUN(test_dead_writers_tmp_swept);
 	RUN(test_mkdir_p_modes);
 	RUN(test_open_existing_creates_nothing);
 	RUN(test_symlinks_refused);
