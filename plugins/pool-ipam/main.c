@@ -145,7 +145,7 @@ static int load(struct cni_request *req, struct run *run, bool store_only,
 		 * A broken node config stops DEL too: the store may hold what
 		 * an earlier ADD reserved, and the admin's fix releases it.
 		 */
-		if (!store_only || ret == -EINVAL)
+		if (!store_only || ret != -EPERM)
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dataDir: %s", why);
 		/* No ADD could have stored anything there: nothing to release. */
 		log_warn("ipam.dataDir: %s: no reservation can be there, nothing to release", why);

@@ -30,9 +30,8 @@ static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 /* In the order of enum sriov_rdma_mode. */
 static const char *const rdma_modes[] = { "auto", "exclusive", "off", NULL };
 
-int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err)
+int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struct cni_error *err)
 {
-	static char resolved[PATH_MAX];
 	const char *s = SRIOV_DEFAULT_STATE_DIR;
 	char why[768];
 
@@ -44,11 +43,10 @@ int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
 		return -EINVAL;
 	}
-	if (policy_resolve(POLICY_STATE, s, resolved, sizeof(resolved), why, sizeof(why)) < 0) {
+	if (policy_resolve(POLICY_STATE, s, dir, size, why, sizeof(why)) < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "stateDir: %s", why);
 		return -EPERM;
 	}
-	*dir = resolved;
 	return 0;
 }
 
@@ -438,7 +436,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	    parse_ipam(req, conf, err) ||
 	    parse_rdma(req, conf, err) ||
 	    sriov_rail_parse(req, conf, err) ||
-	    sriov_state_dir(req, &conf->state_dir, err))
+	    sriov_state_dir(req, conf->state_dir, sizeof(conf->state_dir), err))
 		return -EINVAL;
 	/* 68: the IPv4 minimum (RFC 791); 65535: the largest any netdev takes. */
 	if (conf_int(req->conf, "", "mtu", 68, 65535, &mtu, &has_mtu, err))
