@@ -14,6 +14,7 @@
 #include "ipam_conf.h"
 #include "link.h"
 #include "log.h"
+#include "log_conf.h"
 #include "policy.h"
 #include "sriov.h"
 
@@ -53,43 +54,16 @@ int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struc
 int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 {
 	const char *level = NULL, *file = NULL;
-	enum log_level lvl;
+	char why[1024];
 	int ret;
 
 	if (conf_string(req->conf, "", "logLevel", &level, false, err) ||
 	    conf_string(req->conf, "", "logFile", &file, false, err))
 		return -EINVAL;
-	if (level) {
-		if (log_level_parse(level, &lvl) < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logLevel: \"%s\" is not a level (want panic, error, warning, info or debug)",
-				   level);
-			return -EINVAL;
-		}
-		log_set_level(lvl);
-	}
-	if (file && file[0]) {
-		char resolved[PATH_MAX], why[768];
-
-		if (!valid_abs_path(file)) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
-			return -EINVAL;
-		}
-		if (policy_resolve(POLICY_LOG, file, resolved, sizeof(resolved), why,
-				   sizeof(why)) < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "logFile: %s", why);
-			return -EPERM;
-		}
-		ret = log_set_file(resolved);
-		if (ret < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logFile: cannot open \"%s\" for appending: %s (a regular file is needed)",
-				   file, strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
+	ret = log_configure(level, file, "", why, sizeof(why));
+	if (ret < 0)
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", why);
+	return ret;
 }
 
 const char *sriov_ipam_type(const struct cni_request *req)
