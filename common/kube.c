@@ -26,9 +26,10 @@ static struct {
 	const char *(*easy_strerror)(CURLcode code);
 	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
 	void (*slist_free_all)(struct curl_slist *list);
+	/* The one load's outcome, for every later caller: 1, or -errno and why. */
+	int state;
+	char error[KUBE_ERRLEN];
 } cu;
-static int cu_state;
-static char cu_error[KUBE_ERRLEN];
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
 static void cu_load(void)
@@ -40,9 +41,9 @@ static void cu_load(void)
 	};
 	void *syms[sizeof(names) / sizeof(names[0])];
 
-	cu_state = kube_lib_open("libcurl.so.4", names, sizeof(names) / sizeof(names[0]), syms,
-			    cu_error, sizeof(cu_error));
-	if (cu_state < 0)
+	cu.state = kube_lib_open("libcurl.so.4", names, sizeof(names) / sizeof(names[0]), syms,
+				 cu.error, sizeof(cu.error));
+	if (cu.state < 0)
 		return;
 	cu.global_init = (CURLcode (*)(long))syms[0];
 	cu.easy_init = (CURL *(*)(void))syms[1];
@@ -54,11 +55,11 @@ static void cu_load(void)
 	cu.slist_append = (struct curl_slist *(*)(struct curl_slist *, const char *))syms[7];
 	cu.slist_free_all = (void (*)(struct curl_slist *))syms[8];
 	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(cu_error, sizeof(cu_error), "curl_global_init failed");
-		cu_state = -ENOMEM;
+		snprintf(cu.error, sizeof(cu.error), "curl_global_init failed");
+		cu.state = -ENOMEM;
 		return;
 	}
-	cu_state = 1;
+	cu.state = 1;
 }
 
 struct sink {
@@ -198,9 +199,9 @@ int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
 			    KUBE_MAX_URL - 1);
 
 	pthread_once(&cu_once, cu_load);
-	if (cu_state < 0)
-		return kube_fail(err, errlen, cu_state, "cannot load libcurl (%s): install libcurl4 "
-			    "to read from the Kubernetes API server", cu_error);
+	if (cu.state < 0)
+		return kube_fail(err, errlen, cu.state, "cannot load libcurl (%s): install libcurl4 "
+			    "to read from the Kubernetes API server", cu.error);
 	curl = cu.easy_init();
 	if (!curl)
 		return kube_fail(err, errlen, -ENOMEM, "GET %s: curl_easy_init failed", url);

@@ -159,9 +159,10 @@ static struct {
 	yaml_node_t *(*document_get_node)(yaml_document_t *document, int index);
 	yaml_node_t *(*document_get_root_node)(yaml_document_t *document);
 	void (*document_delete)(yaml_document_t *document);
+	/* The one load's outcome, for every later caller: 0, or -errno and why. */
+	int state;
+	char error[KUBE_ERRLEN];
 } ym;
-static int ym_state;
-static char ym_error[KUBE_ERRLEN];
 static pthread_once_t ym_once = PTHREAD_ONCE_INIT;
 
 static void ym_load(void)
@@ -173,9 +174,9 @@ static void ym_load(void)
 	};
 	void *syms[sizeof(names) / sizeof(names[0])];
 
-	ym_state = kube_lib_open("libyaml-0.so.2", names, sizeof(names) / sizeof(names[0]), syms,
-			    ym_error, sizeof(ym_error));
-	if (ym_state < 0)
+	ym.state = kube_lib_open("libyaml-0.so.2", names, sizeof(names) / sizeof(names[0]), syms,
+				 ym.error, sizeof(ym.error));
+	if (ym.state < 0)
 		return;
 	ym.parser_initialize = (int (*)(yaml_parser_t *))syms[0];
 	ym.parser_set_input_string =
@@ -579,9 +580,9 @@ int kube_config_load(const char *path, struct kube_config *kc, char *err, size_t
 			 path);
 
 	pthread_once(&ym_once, ym_load);
-	if (ym_state < 0)
-		return kube_fail(err, errlen, ym_state, "cannot load libyaml (%s): install libyaml-0-2 "
-			    "to read a kubeconfig", ym_error);
+	if (ym.state < 0)
+		return kube_fail(err, errlen, ym.state, "cannot load libyaml (%s): install libyaml-0-2 "
+			    "to read a kubeconfig", ym.error);
 	r = file_read_alloc(AT_FDCWD, path, O_NOCTTY, KUBE_MAX_CONFIG, &text, &len);
 	if (r == -EFBIG)
 		return KFAIL(&k, r, "larger than %u bytes; is it a kubeconfig?", KUBE_MAX_CONFIG);

@@ -165,19 +165,25 @@ static size_t under(const char *path, const char *dir)
  */
 static int resolve_leading(enum policy_dir k, const char *path, char *real, size_t *len)
 {
-	static char dirs[POLICY_MAX_DIRS][PATH_MAX];
 	char head[PATH_MAX], rp[PATH_MAX];
 	bool ok[POLICY_MAX_DIRS];
+	char (*dirs)[PATH_MAX];
+	int i, ret = -ENOENT;
 	size_t n;
-	int i;
 
+	/* 64 KiB of resolved directories: too much for a plugin's stack. */
+	dirs = malloc(sizeof(*dirs) * POLICY_MAX_DIRS);
+	if (!dirs)
+		return -ENOMEM;
 	for (i = 0; i < pol.n[k]; i++)
 		ok[i] = resolve_dir(pol.dirs[k][i], dirs[i], sizeof(dirs[i])) == 0;
 	for (n = 1; path[n - 1]; n++) {
 		if (path[n] != '/' && path[n])
 			continue;
-		if (n >= sizeof(head))
-			return -ENAMETOOLONG;
+		if (n >= sizeof(head)) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
 		memcpy(head, path, n);
 		head[n] = '\0';
 		if (resolve_dir(head, rp, sizeof(rp)) < 0)
@@ -186,10 +192,13 @@ static int resolve_leading(enum policy_dir k, const char *path, char *real, size
 			if (ok[i] && !strcmp(rp, dirs[i])) {
 				memcpy(real, dirs[i], strlen(dirs[i]) + 1);
 				*len = n;
-				return 0;
+				ret = 0;
+				goto out;
 			}
 	}
-	return -ENOENT;
+out:
+	free(dirs);
+	return ret;
 }
 
 int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
@@ -218,8 +227,13 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		if (len && resolve_dir(pol.dirs[k][i], real, sizeof(real)) == 0)
 			goto found;
 	}
-	if (resolve_leading(k, path, real, &len) == 0)
+	ret = resolve_leading(k, path, real, &len);
+	if (ret == 0)
 		goto found;
+	if (ret == -ENOMEM) {
+		snprintf(why, whylen, "\"%s\": out of memory", path);
+		return -ENOMEM;
+	}
 	for (i = 0; i < pol.n[k] && used < sizeof(list); i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
 					 pol.dirs[k][i]);

@@ -41,8 +41,8 @@ enum policy_dir {
  * Map `path` (absolute, no "." or ".." components) to where it really is:
  * the allowed directory it is in, resolved, followed by the rest as
  * written. 0; -EPERM when no allowed directory holds it; -EINVAL when the
- * node config is unusable. On failure `why` says which, and what would be
- * allowed.
+ * node config is unusable; -ENOMEM. On failure `why` says which, and what
+ * would be allowed.
  */
 int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
 		   size_t whylen);

@@ -25,6 +25,7 @@
 #include "ipam_conf.h"
 #include "ippool.h"
 #include "log.h"
+#include "log_conf.h"
 #include "policy.h"
 #include "pool.h"
 #include "state.h"
@@ -103,8 +104,7 @@ static int load(struct cni_request *req, struct run *run, bool store_only,
 {
 	struct ipam_conf *c = &run->conf;
 	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
-	char path[PATH_MAX], why[768];
-	enum log_level lvl;
+	char path[PATH_MAX], why[1024];
 	int ret;
 
 	ret = ipam_conf_parse(ipam, c, err);
@@ -119,25 +119,13 @@ static int load(struct cni_request *req, struct run *run, bool store_only,
 		log_warn("%s; releasing by attachment anyway", err->msg);
 		memset(err, 0, sizeof(*err));
 	}
-	if (c->log_level[0]) {
-		if (log_level_parse(c->log_level, &lvl) == 0)
-			log_set_level(lvl);
-		else if (!store_only)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-					  "ipam.logLevel: unknown level \"%s\" (want panic, error, warning, info or debug)",
-					  c->log_level);
-	}
-	if (c->log_file[0]) {
-		ret = policy_resolve(POLICY_LOG, c->log_file, path, sizeof(path), why, sizeof(why));
-		if (ret == 0 && (ret = log_set_file(path)) < 0)
-			snprintf(why, sizeof(why),
-				 "cannot open \"%.500s\" for appending: %s (a regular file is needed)",
-				 c->log_file, strerror(-ret));
-		if (ret < 0 && !store_only)
-			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.logFile: %s", why);
-		if (ret < 0)
-			log_warn("ipam.logFile: %s", why);
-	}
+	/* DEL and GC release whatever the log config says: they log to stderr and go on. */
+	ret = log_configure(c->log_level[0] ? c->log_level : NULL, c->log_file, "ipam.", why,
+			    sizeof(why));
+	if (ret < 0 && !store_only)
+		return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", why);
+	if (ret < 0)
+		log_warn("%s: logging to stderr", why);
 	/* Tenants write NADs: the store goes only where the node allows. */
 	ret = policy_resolve(POLICY_DATA, c->data_dir, path, sizeof(path), why, sizeof(why));
 	if (ret < 0) {
@@ -145,7 +133,7 @@ static int load(struct cni_request *req, struct run *run, bool store_only,
 		 * A broken node config stops DEL too: the store may hold what
 		 * an earlier ADD reserved, and the admin's fix releases it.
 		 */
-		if (!store_only || ret == -EINVAL)
+		if (!store_only || ret != -EPERM)
 			return cni_errorf(err, CNI_ERR_INVALID_CONFIG, "ipam.dataDir: %s", why);
 		/* No ADD could have stored anything there: nothing to release. */
 		log_warn("ipam.dataDir: %s: no reservation can be there, nothing to release", why);

@@ -40,6 +40,8 @@ struct add_ctx {
 	struct pf_vf_config pf_before;	/* every field the PF reported before vf-config */
 	struct rdma_sock *rdma;		/* host socket, when the RDMA device is to move */
 	struct sriov_record rec;
+	/* Another attachment's record: a repeated ADD's, or that of a stale claim taken over. */
+	struct sriov_record old;
 	struct sriov_devinfo_prior devinfo_prior;	/* the device plugin's copy at the path */
 	struct cni_result ipam;
 	struct cni_delegation ipam_d;	/* the IPAM's ADD, while the VF moves */
@@ -61,24 +63,24 @@ struct add_step {
 /* This attachment already exists: a repeated ADD must not touch what the first one holds. */
 static int refuse_existing(struct add_ctx *c, struct cni_error *err)
 {
-	struct sriov_record prev;
+	const struct sriov_record *prev = &c->old;
 	char name[512];
 	int ret;
 
 	sriov_record_name(c->req->env.container_id, c->req->env.ifname, name, sizeof(name));
-	ret = sriov_record_read(c->state_fd, name, &prev);
+	ret = sriov_record_read(c->state_fd, name, &c->old);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)
 		cni_errorf(err, CNI_ERR_STORE_CORRUPT, "stateDir %s: the record %s of this "
 			   "attachment is unreadable", c->conf.state_dir, name);
-	else if (prev.in_progress)
+	else if (prev->in_progress)
 		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "container %s interface %s: an earlier ADD "
 			   "of this attachment (VF %s) did not finish", c->req->env.container_id,
-			   c->req->env.ifname, prev.bdf);
+			   c->req->env.ifname, prev->bdf);
 	else
 		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "container %s interface %s is attached "
-			   "already (VF %s)", c->req->env.container_id, c->req->env.ifname, prev.bdf);
+			   "already (VF %s)", c->req->env.container_id, c->req->env.ifname, prev->bdf);
 	cni_error_details(err, "DEL the attachment before adding it again: DEL undoes what it holds");
 	return -EEXIST;
 }
@@ -90,9 +92,10 @@ static int refuse_existing(struct add_ctx *c, struct cni_error *err)
  * VF and not from the last tenant's. Without a usable record, what the
  * marker knows and the driver's defaults stand in for it.
  */
-static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_error *err)
+static int take_over(struct add_ctx *c, struct cni_error *err)
 {
 	const struct claim_owner *o = &c->claim.owner;
+	struct sriov_record *old = &c->old;
 	struct cni_error why = { 0 };
 	char who[4400], name[512];
 	int ret = -ENOENT;
@@ -117,7 +120,8 @@ static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_err
 			 ret == -ENOENT ? "which left no record" : "whose record is unreadable",
 			 old->dpdk ? "(dpdk)" : old->host_ifname);
 	}
-	if (sriov_release_locked(old, NULL, c->state_fd, &c->claim, &c->conf.paths, &why) == 0)
+	if (sriov_release_locked(old, NULL, c->state_fd, &c->claim, &c->conf.paths, NULL,
+				 &why) == 0)
 		return 0;
 	cni_errorf(err, why.code, "deviceID %s: cannot restore the VF left behind by %s: %s",
 		   c->vf.bdf, who, why.msg);
@@ -126,7 +130,7 @@ static int take_over(struct add_ctx *c, struct sriov_record *old, struct cni_err
 
 static int claim_run(struct add_ctx *c, struct cni_error *err)
 {
-	struct sriov_record old;
+	const struct sriov_record *old = &c->old;
 	bool took_over = false;
 	char who[4400];
 	int ret;
@@ -149,7 +153,7 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	if (refuse_existing(c, err))
 		return -EEXIST;
 	if (c->claim.marker != CLAIM_MARKER_NONE && !claim_held_by(&c->claim, &c->me)) {
-		if (take_over(c, &old, err))
+		if (take_over(c, err))
 			return -EIO;
 		took_over = true;
 	}
@@ -162,12 +166,12 @@ static int claim_run(struct add_ctx *c, struct cni_error *err)
 	 * The names the takeover just gave them, whatever sysfs lags behind
 	 * with; after an InfiniBand VF's rebind, sysfs has the new ones.
 	 */
-	if (took_over && old.ib.guid_set)
+	if (took_over && old->ib.guid_set)
 		took_over = false;
-	if (took_over && !old.dpdk && c->vf.netdev[0])
-		memcpy(c->vf.netdev, old.host_ifname, IFNAMSIZ);
-	if (took_over && old.rdma_moved && c->vf.rdma_dev[0])
-		snprintf(c->vf.rdma_dev, sizeof(c->vf.rdma_dev), "%s", old.rdma_dev);
+	if (took_over && !old->dpdk && c->vf.netdev[0])
+		memcpy(c->vf.netdev, old->host_ifname, IFNAMSIZ);
+	if (took_over && old->rdma_moved && c->vf.rdma_dev[0])
+		snprintf(c->vf.rdma_dev, sizeof(c->vf.rdma_dev), "%s", old->rdma_dev);
 	return 0;
 }
 

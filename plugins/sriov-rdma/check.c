@@ -253,44 +253,55 @@ static int check_vf_config(const struct sriov_record *rec, const char *sysfs_roo
 	return 0;
 }
 
-int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
-{
+/* What CHECK compares: the config, ADD's record, and the result to verify. */
+struct check_ctx {
 	struct sriov_conf conf;
 	struct sriov_record rec;
+	struct cni_result prev;
+};
+
+int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
+{
+	struct sriov_record *rec;
+	struct sriov_conf *conf;
 	struct cni_result *prev;
+	struct check_ctx *c;
 	char name[512];
 	int dirfd = -1, ret = -1, i;
 
-	prev = calloc(1, sizeof(*prev));
-	if (!prev)
+	c = calloc(1, sizeof(*c));
+	if (!c)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	conf = &c->conf;
+	rec = &c->rec;
+	prev = &c->prev;
 	cni_result_init(prev);
-	if (sriov_conf_parse(req, &conf, err))
+	if (sriov_conf_parse(req, conf, err))
 		goto out;
 	/* CHECK changes nothing: a stateDir that is not there holds no attachment. */
-	ret = state_dir_open_existing(conf.state_dir, &dirfd);
+	ret = state_dir_open_existing(conf->state_dir, &dirfd);
 	if (ret == -ENOENT) {
 		cni_errorf(err, CNI_ERR_UNKNOWN_CONTAINER, "no attachment %s:%s: stateDir %s does "
-			   "not exist (%s)", req->env.container_id, req->env.ifname, conf.state_dir,
+			   "not exist (%s)", req->env.container_id, req->env.ifname, conf->state_dir,
 			   strerror(-ret));
 		goto out;
 	}
 	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it: %s", conf.state_dir,
+		cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot open it: %s", conf->state_dir,
 			   strerror(-ret));
 		goto out;
 	}
 	sriov_record_name(req->env.container_id, req->env.ifname, name, sizeof(name));
-	ret = sriov_record_read(dirfd, name, &rec);
+	ret = sriov_record_read(dirfd, name, rec);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_UNKNOWN_CONTAINER, "no attachment %s:%s in stateDir %s (%s)",
-			   req->env.container_id, req->env.ifname, conf.state_dir, strerror(-ret));
+			   req->env.container_id, req->env.ifname, conf->state_dir, strerror(-ret));
 		goto out;
 	}
 	ret = -1;
-	if (strcmp(rec.bdf, conf.bdf)) {
-		cni_errorf(err, CNI_ERR_DRIFT, "deviceID %s: the attachment holds VF %s", conf.bdf,
-			   rec.bdf);
+	if (strcmp(rec->bdf, conf->bdf)) {
+		cni_errorf(err, CNI_ERR_DRIFT, "deviceID %s: the attachment holds VF %s", conf->bdf,
+			   rec->bdf);
 		goto out;
 	}
 	/* The spec: verify against prevResult; without one, against what ADD recorded. */
@@ -298,16 +309,16 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 		if (cni_result_parse(req->prev_result, prev, err))
 			goto out;
 	} else {
-		prev->n_ips = rec.n_addrs;
-		for (i = 0; i < rec.n_addrs; i++)
-			memcpy(prev->ips[i].address, rec.addrs[i], sizeof(prev->ips[i].address));
+		prev->n_ips = rec->n_addrs;
+		for (i = 0; i < rec->n_addrs; i++)
+			memcpy(prev->ips[i].address, rec->addrs[i], sizeof(prev->ips[i].address));
 	}
-	if ((!rec.dpdk && check_netdev(req, &conf, &rec, prev, req->prev_result != NULL, err)) ||
-	    check_rdma(req, &rec, err) ||
-	    check_vf_config(&rec, conf.paths.sysfs_root, err) ||
-	    sriov_ib_check(&rec, conf.paths.sysfs_root, err))
+	if ((!rec->dpdk && check_netdev(req, conf, rec, prev, req->prev_result != NULL, err)) ||
+	    check_rdma(req, rec, err) ||
+	    check_vf_config(rec, conf->paths.sysfs_root, err) ||
+	    sriov_ib_check(rec, conf->paths.sysfs_root, err))
 		goto out;
-	if (conf.ipam_type && cni_delegate(req, conf.ipam_type, CNI_CMD_CHECK, NULL, err))
+	if (conf->ipam_type && cni_delegate(req, conf->ipam_type, CNI_CMD_CHECK, NULL, err))
 		goto out;
 	ret = 0;
 out:
@@ -315,6 +326,6 @@ out:
 		ret = -1;
 	if (dirfd >= 0)
 		close(dirfd);
-	free(prev);
+	free(c);
 	return ret < 0 ? -1 : 0;
 }

@@ -27,13 +27,11 @@
 #include "sriov.h"
 #include "timing.h"
 
-/* The phases of this DEL, for its log line; NULL when ADD's takeover or GC releases. */
-static struct timing *del_timing;
-
-static void lap(const char *phase)
+/* timing: the phases of this DEL, for its log line; NULL when ADD's takeover or GC releases. */
+static void lap(struct timing *timing, const char *phase)
 {
-	if (del_timing)
-		timing_lap(del_timing, phase);
+	if (timing)
+		timing_lap(timing, phase);
 }
 
 /* Where an operator finds out how to release by hand. */
@@ -196,7 +194,7 @@ static void forget_record(int state_dirfd, const struct sriov_record *rec)
 }
 
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-			 struct claim *claim, const struct sriov_paths *paths,
+			 struct claim *claim, const struct sriov_paths *paths, struct timing *timing,
 			 struct cni_error *err)
 {
 	bool locked = claim && claim->lock_fd >= 0, found;
@@ -214,7 +212,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		goto forget;
 	}
 	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, false);
-	lap("vf-config");
+	lap(timing, "vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -224,7 +222,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		pod_fd = -1;
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
 	ret = sriov_rdma_to_host(rec, pod_fd);
-	lap("rdma");
+	lap(timing, "rdma");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
 			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
@@ -248,7 +246,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 				 rec->bdf, rec->ifname);
 		sriov_rail_release(rec, pod_ls);
-		lap("netdev");
+		lap(timing, "netdev");
 	}
 	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, true);
 	if (ret < 0) {
@@ -258,7 +256,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	}
 	/* Once the netdev is home: the rebind that applies them replaces it. */
 	ret = sriov_ib_restore(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
-	lap("ib-guid");
+	lap(timing, "ib-guid");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
 			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
@@ -274,9 +272,9 @@ forget:
 	if (rec->devinfo_file[0])
 		sriov_devinfo_remove(rec->devinfo_file, rec->devinfo_text, rec->bdf, NULL);
 	forget_record(state_dirfd, rec);
-	lap("state");
-	if (del_timing) {
-		timing_format(del_timing, steps, sizeof(steps));
+	lap(timing, "state");
+	if (timing) {
+		timing_format(timing, steps, sizeof(steps));
 		if (timing_trace_id(getenv("TRACEPARENT"), trace_id))
 			snprintf(trace, sizeof(trace), ", trace %s", trace_id);
 	}
@@ -295,21 +293,20 @@ out:
 }
 
 int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
-			 struct cni_error *err)
+			 struct sriov_record *rec, struct cni_error *err)
 {
 	struct claim claim = { .lock_fd = -1 };
-	struct sriov_record rec;
 	char bdf[VF_BDF_LEN];
 	int pci_fd, ret;
 
-	ret = sriov_record_read(state_dirfd, name, &rec);
+	ret = sriov_record_read(state_dirfd, name, rec);
 	if (ret < 0)
 		return ret == -ENOENT ? 0 : ret;
 	ret = state_subdir_open(state_dirfd, SRIOV_PCI_SUBDIR, &pci_fd);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s/: %s", SRIOV_PCI_SUBDIR,
 				  strerror(-ret));
-	memcpy(bdf, rec.bdf, sizeof(bdf));
+	memcpy(bdf, rec->bdf, sizeof(bdf));
 	ret = claim_lock(pci_fd, bdf, SRIOV_LOCK_TIMEOUT_MS, &claim);
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
@@ -321,9 +318,9 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 		goto out;
 	}
 	/* A DEL may have come first: only what is still recorded under the lock is undone. */
-	ret = sriov_record_read(state_dirfd, name, &rec);
-	if (ret == 0 && strcmp(rec.bdf, bdf) == 0)
-		ret = sriov_release_locked(&rec, rec.netns, state_dirfd, &claim, paths, err);
+	ret = sriov_record_read(state_dirfd, name, rec);
+	if (ret == 0 && strcmp(rec->bdf, bdf) == 0)
+		ret = sriov_release_locked(rec, rec->netns, state_dirfd, &claim, paths, NULL, err);
 	else
 		ret = ret == -ENOENT ? 0 : ret;
 	claim_release(&claim);
@@ -337,12 +334,15 @@ out:
 struct del_ctx {
 	struct cni_request *req;
 	struct sriov_paths paths;
-	const char *state_dir;		/* NULL: no usable stateDir */
+	char state_dir[PATH_MAX];	/* "": no usable stateDir */
 	int dirfd, pci_fd;
 	char name[512];			/* the record's */
 	char bdf[VF_BDF_LEN];		/* the VF, "" when neither record nor config says */
 	struct claim claim;		/* lock_fd -1: not locked */
 	struct claim_owner me;
+	/* This attachment's, or what stands in for it when it cannot be read. */
+	struct sriov_record rec;
+	struct timing timing;		/* per phase, for the log line that ends DEL */
 };
 
 /* Each problem is logged and leaves the fd at -1: DEL goes on without it. */
@@ -351,17 +351,17 @@ static void open_state(struct del_ctx *c)
 	struct cni_error e = { 0 };
 	int ret;
 
-	if (sriov_state_dir(c->req, &c->state_dir, &e)) {
+	if (sriov_state_dir(c->req, c->state_dir, sizeof(c->state_dir), &e)) {
 		log_error("%s: the attachment's record, lock and in-use marker cannot be reached",
 			  e.msg);
-		c->state_dir = NULL;
+		c->state_dir[0] = '\0';
 		return;
 	}
 	ret = state_dir_open(c->state_dir, &c->dirfd);
 	if (ret < 0) {
 		log_error("stateDir %s: %s: the attachment's record cannot be reached", c->state_dir,
 			  strerror(-ret));
-		c->state_dir = NULL;
+		c->state_dir[0] = '\0';
 		return;
 	}
 	ret = state_subdir_open(c->dirfd, SRIOV_PCI_SUBDIR, &c->pci_fd);
@@ -371,8 +371,9 @@ static void open_state(struct del_ctx *c)
 }
 
 /* The record of this attachment: 0, -ENOENT, or -EBADMSG for one DEL cannot use. */
-static int read_record(struct del_ctx *c, struct sriov_record *rec)
+static int read_record(struct del_ctx *c)
 {
+	struct sriov_record *rec = &c->rec;
 	int ret;
 
 	if (c->dirfd < 0)
@@ -432,7 +433,7 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 	const char *netns = c->req->env.netns;
 	const struct claim_owner *owner = NULL;
 	bool locked = c->claim.lock_fd >= 0, proven;
-	struct sriov_record rec;
+	struct sriov_record *rec = &c->rec;
 	char who[4400], what[96];
 	struct vf_dev vf;
 	int ret;
@@ -443,9 +444,9 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 		return 0;
 	}
 	/* Enough to name the unreadable record, for the branches that only forget it. */
-	memset(&rec, 0, sizeof(rec));
-	snprintf(rec.container_id, sizeof(rec.container_id), "%s", c->req->env.container_id);
-	snprintf(rec.ifname, sizeof(rec.ifname), "%s", c->req->env.ifname);
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->container_id, sizeof(rec->container_id), "%s", c->req->env.container_id);
+	snprintf(rec->ifname, sizeof(rec->ifname), "%s", c->req->env.ifname);
 	ret = vf_lookup(c->paths.sysfs_root, c->bdf, &vf);
 	if (ret == -ENODEV || ret == -ENOTSUP) {
 		log_warn("%s; VF %s is gone from %s/bus/pci/devices: nothing to restore", why,
@@ -480,31 +481,30 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 		return 0;
 	}
 	sriov_record_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
-			      &rec);
-	sriov_ib_fallback(&c->paths, &vf, &rec);
+			      rec);
+	sriov_ib_fallback(&c->paths, &vf, rec);
 	if (!proven)
 		netns = NULL;	/* the VF is found on the host by its PCI address, or not at all */
 	log_warn("%s: falling back on deviceID %s and CNI_IFNAME %s: the VF goes home as %s, "
 		 "its PF settings back to the driver's defaults%s", why, c->bdf,
-		 c->req->env.ifname, vf.dpdk ? "(dpdk)" : rec.host_ifname,
+		 c->req->env.ifname, vf.dpdk ? "(dpdk)" : rec->host_ifname,
 		 owner ? "" : " (its host name, MAC and MTU are not known)");
-	return sriov_release_locked(&rec, netns, c->dirfd, &c->claim, &c->paths, err);
+	return sriov_release_locked(rec, netns, c->dirfd, &c->claim, &c->paths, &c->timing, err);
 forget:
-	forget_record(c->dirfd, &rec);
+	forget_record(c->dirfd, rec);
 	if (locked && claim_clear(&c->claim, &c->me) == 0)
 		log_debug("VF %s: in-use marker cleared", c->bdf);
 	return 0;
 }
 
 /* Undo the attachment with the VF's lock held (when there is one to take). */
-static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
-		   struct cni_error *err)
+static int release(struct del_ctx *c, int rec_ret, struct cni_error *err)
 {
-	char why[700];
+	char why[PATH_MAX + 600];	/* a stateDir, a record name and the words around them */
 
 	if (rec_ret == 0)
-		return sriov_release_locked(rec, c->req->env.netns, c->dirfd, &c->claim, &c->paths,
-					    err);
+		return sriov_release_locked(&c->rec, c->req->env.netns, c->dirfd, &c->claim,
+					    &c->paths, &c->timing, err);
 	if (rec_ret == -ENOENT) {
 		if (c->claim.lock_fd < 0 || !claim_held_by(&c->claim, &c->me)) {
 			log_debug("no record of %s:%s: nothing to undo", c->req->env.container_id,
@@ -517,7 +517,7 @@ static int release(struct del_ctx *c, struct sriov_record *rec, int rec_ret,
 		log_warn("%s", why);
 		return fallback(c, why, err);
 	}
-	if (c->state_dir)
+	if (c->state_dir[0])
 		snprintf(why, sizeof(why), "stateDir %s: the record %s is unreadable", c->state_dir,
 			 c->name);
 	else
@@ -530,36 +530,39 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 {
 	struct cni_error ipam_err = { 0 }, ignored = { 0 };
 	struct cni_delegation ipam_d = { .pid = 0 };
-	struct del_ctx c = { .req = req, .dirfd = -1, .pci_fd = -1 };
-	struct sriov_record rec;
-	struct timing timing;
+	struct sriov_record *rec;
+	struct del_ctx *c;
 	const char *ipam;
 	int rec_ret, ret;
 
-	timing_start(&timing);
-	del_timing = &timing;
-	c.claim.lock_fd = -1;
-	sriov_env_paths_lenient(&c.paths);
-	open_state(&c);
-	sriov_record_name(req->env.container_id, req->env.ifname, c.name, sizeof(c.name));
-	memset(&rec, 0, sizeof(rec));
-	snprintf(rec.container_id, sizeof(rec.container_id), "%s", req->env.container_id);
-	snprintf(rec.ifname, sizeof(rec.ifname), "%s", req->env.ifname);
-	snprintf(rec.netns, sizeof(rec.netns), "%s", req->env.netns ? req->env.netns : "");
-	sriov_owner_of(&rec, &c.me);
-	rec_ret = read_record(&c, &rec);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	timing_start(&c->timing);
+	c->req = req;
+	c->dirfd = c->pci_fd = -1;
+	c->claim.lock_fd = -1;
+	rec = &c->rec;
+	sriov_env_paths_lenient(&c->paths);
+	open_state(c);
+	sriov_record_name(req->env.container_id, req->env.ifname, c->name, sizeof(c->name));
+	snprintf(rec->container_id, sizeof(rec->container_id), "%s", req->env.container_id);
+	snprintf(rec->ifname, sizeof(rec->ifname), "%s", req->env.ifname);
+	snprintf(rec->netns, sizeof(rec->netns), "%s", req->env.netns ? req->env.netns : "");
+	sriov_owner_of(rec, &c->me);
+	rec_ret = read_record(c);
 	if (rec_ret == 0)
-		memcpy(c.bdf, rec.bdf, sizeof(c.bdf));
-	else if (sriov_device_id(req, c.bdf, &ignored))
-		c.bdf[0] = '\0';
+		memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
+	else if (sriov_device_id(req, c->bdf, &ignored))
+		c->bdf[0] = '\0';
 	/*
 	 * Under the VF's lock from here: an ADD of this attachment racing this
 	 * DEL either finished before (and everything it made is undone, its
 	 * address too) or starts after (and finds nothing of this DEL's).
 	 */
-	lap("record");
-	ret = lock_vf(&c);
-	lap("lock");
+	lap(&c->timing, "record");
+	ret = lock_vf(c);
+	lap(&c->timing, "lock");
 	/*
 	 * Whatever else happens: an address never leaks (plugins #1196). An
 	 * IPAM that never looks into the pod runs while the VF moves home.
@@ -568,42 +571,42 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	if (ipam && sriov_ipam_overlaps(ipam) && ret != -ETIMEDOUT) {
 		if (cni_delegate_start(req, ipam, CNI_CMD_DEL, &ipam_d, &ipam_err))
 			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-		lap("ipam-spawn");
+		lap(&c->timing, "ipam-spawn");
 	} else if (ipam) {
 		if (cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
 			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-		lap("ipam");
+		lap(&c->timing, "ipam");
 	}
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
-			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c.bdf);
+			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c->bdf);
 		goto out;
 	}
-	if (c.claim.lock_fd >= 0) {
-		rec_ret = read_record(&c, &rec);
-		if (rec_ret == 0 && strcmp(rec.bdf, c.claim.bdf)) {
+	if (c->claim.lock_fd >= 0) {
+		rec_ret = read_record(c);
+		if (rec_ret == 0 && strcmp(rec->bdf, c->claim.bdf)) {
 			/* Recorded for another VF since: that VF's lock. */
-			claim_release(&c.claim);
-			memcpy(c.bdf, rec.bdf, sizeof(c.bdf));
-			if (lock_vf(&c) == -ETIMEDOUT) {
+			claim_release(&c->claim);
+			memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
+			if (lock_vf(c) == -ETIMEDOUT) {
 				cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: another ADD or DEL "
-					   "holds the VF's lock; try again", c.bdf);
+					   "holds the VF's lock; try again", c->bdf);
 				goto out;
 			}
-			if (c.claim.lock_fd >= 0)
-				rec_ret = read_record(&c, &rec);
+			if (c->claim.lock_fd >= 0)
+				rec_ret = read_record(c);
 		}
 	}
-	release(&c, &rec, rec_ret, err);
+	release(c, rec_ret, err);
 out:
 	if (ipam_d.pid > 0 && cni_delegate_finish(&ipam_d, NULL, &ipam_err))
 		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-	del_timing = NULL;
-	claim_release(&c.claim);
-	if (c.pci_fd >= 0)
-		close(c.pci_fd);
-	if (c.dirfd >= 0)
-		close(c.dirfd);
+	claim_release(&c->claim);
+	if (c->pci_fd >= 0)
+		close(c->pci_fd);
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	free(c);
 	/* With the VF home and the record gone, a retry only repeats the IPAM's DEL. */
 	if (!err->code && ipam_err.code) {
 		*err = ipam_err;

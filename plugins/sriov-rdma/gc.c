@@ -32,16 +32,25 @@ static bool is_record_name(const char *name)
 	       name[0] != '.';
 }
 
-static int collect(int dirfd, const char *network, const struct cni_attachment *valid,
-		   int n_valid, const struct sriov_paths *paths, struct cni_error *err)
+struct gc_ctx {
+	const char *network;
+	struct cni_attachment *valid;
+	int n_valid;
+	struct sriov_paths paths;
+	char state_dir[PATH_MAX];
+	int dirfd;
+	struct sriov_record rec;	/* the one record being looked at */
+};
+
+static int collect(struct gc_ctx *c, struct cni_error *err)
 {
+	struct sriov_record *rec = &c->rec;
 	struct cni_error one;
-	struct sriov_record rec;
 	struct dirent *de;
 	DIR *dir;
 	int fd, ret;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return cni_errorf(err, CNI_ERR_IO, "stateDir: %s", strerror(errno));
 	dir = fdopendir(fd);
@@ -52,19 +61,20 @@ static int collect(int dirfd, const char *network, const struct cni_attachment *
 	while ((de = readdir(dir)) != NULL) {
 		if (!is_record_name(de->d_name))
 			continue;
-		ret = sriov_record_read(dirfd, de->d_name, &rec);
+		ret = sriov_record_read(c->dirfd, de->d_name, rec);
 		if (ret < 0) {
 			log_warn("GC: skipping unreadable record %s: %s", de->d_name, strerror(-ret));
 			continue;
 		}
-		if (!rec.network[0] || strcmp(rec.network, network) ||
-		    cni_attachment_valid(valid, n_valid, rec.container_id, rec.ifname))
+		if (!rec->network[0] || strcmp(rec->network, c->network) ||
+		    cni_attachment_valid(c->valid, c->n_valid, rec->container_id, rec->ifname))
 			continue;
-		log_info("GC: %s:%s is no longer attached: releasing VF %s", rec.container_id,
-			 rec.ifname, rec.bdf);
+		log_info("GC: %s:%s is no longer attached: releasing VF %s", rec->container_id,
+			 rec->ifname, rec->bdf);
 		memset(&one, 0, sizeof(one));
 		/* The spec: keep going past a failure; report the first one. */
-		if (sriov_release_record(dirfd, de->d_name, paths, &one) && one.code && !err->code)
+		if (sriov_release_record(c->dirfd, de->d_name, &c->paths, rec, &one) && one.code &&
+		    !err->code)
 			*err = one;
 	}
 	closedir(dir);
@@ -73,39 +83,49 @@ static int collect(int dirfd, const char *network, const struct cni_attachment *
 
 int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 {
-	struct cni_attachment *valid = NULL;
 	struct cni_error ipam_err = { 0 };
-	struct sriov_paths paths;
-	const char *state_dir, *ipam;
-	int n = -1, dirfd = -1, ret;
+	struct gc_ctx *c;
+	const char *ipam;
+	int ret = -1;
 
-	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err) ||
-	    cni_gc_valid_attachments(req, &valid, &n, err))
-		return -1;
-	if (n >= 0) {
-		ret = state_dir_open(state_dir, &dirfd);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "out of memory");
+	c->network = req->name ? req->name : "";
+	c->n_valid = -1;
+	c->dirfd = -1;
+	if (sriov_state_dir(req, c->state_dir, sizeof(c->state_dir), err) ||
+	    sriov_env_paths(&c->paths, err) ||
+	    cni_gc_valid_attachments(req, &c->valid, &c->n_valid, err))
+		goto out;
+	if (c->n_valid >= 0) {
+		ret = state_dir_open(c->state_dir, &c->dirfd);
 		if (ret < 0)
-			cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", state_dir, strerror(-ret));
+			cni_errorf(err, CNI_ERR_IO, "stateDir %s: %s", c->state_dir, strerror(-ret));
 		else
-			collect(dirfd, req->name ? req->name : "", valid, n, &paths, err);
+			collect(c, err);
 	}
 	ipam = sriov_ipam_type(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)
 		*err = ipam_err;
-	if (dirfd >= 0)
-		close(dirfd);
-	free(valid);
-	return err->code ? -1 : 0;
+	ret = 0;
+out:
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	free(c->valid);
+	free(c);
+	return ret < 0 || err->code ? -1 : 0;
 }
 
 int sriov_cmd_status(struct cni_request *req, struct cni_error *err)
 {
+	char state_dir[PATH_MAX];
 	enum sriov_rdma_mode mode;
 	struct sriov_paths paths;
-	const char *state_dir, *ipam;
+	const char *ipam;
 	int dirfd, ret;
 
-	if (sriov_state_dir(req, &state_dir, err) || sriov_env_paths(&paths, err) ||
+	if (sriov_state_dir(req, state_dir, sizeof(state_dir), err) || sriov_env_paths(&paths, err) ||
 	    sriov_rdma_mode(req, &mode, err))
 		return -1;
 	ret = state_dir_open(state_dir, &dirfd);

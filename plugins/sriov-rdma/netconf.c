@@ -14,6 +14,7 @@
 #include "ipam_conf.h"
 #include "link.h"
 #include "log.h"
+#include "log_conf.h"
 #include "policy.h"
 #include "sriov.h"
 
@@ -30,9 +31,8 @@ static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 /* In the order of enum sriov_rdma_mode. */
 static const char *const rdma_modes[] = { "auto", "exclusive", "off", NULL };
 
-int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err)
+int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struct cni_error *err)
 {
-	static char resolved[PATH_MAX];
 	const char *s = SRIOV_DEFAULT_STATE_DIR;
 	char why[768];
 
@@ -44,54 +44,26 @@ int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_
 		cni_error_details(err, "use a directory such as %s", SRIOV_DEFAULT_STATE_DIR);
 		return -EINVAL;
 	}
-	if (policy_resolve(POLICY_STATE, s, resolved, sizeof(resolved), why, sizeof(why)) < 0) {
+	if (policy_resolve(POLICY_STATE, s, dir, size, why, sizeof(why)) < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "stateDir: %s", why);
 		return -EPERM;
 	}
-	*dir = resolved;
 	return 0;
 }
 
 int sriov_log_setup(const struct cni_request *req, struct cni_error *err)
 {
 	const char *level = NULL, *file = NULL;
-	enum log_level lvl;
+	char why[1024];
 	int ret;
 
 	if (conf_string(req->conf, "", "logLevel", &level, false, err) ||
 	    conf_string(req->conf, "", "logFile", &file, false, err))
 		return -EINVAL;
-	if (level) {
-		if (log_level_parse(level, &lvl) < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logLevel: \"%s\" is not a level (want panic, error, warning, info or debug)",
-				   level);
-			return -EINVAL;
-		}
-		log_set_level(lvl);
-	}
-	if (file && file[0]) {
-		char resolved[PATH_MAX], why[768];
-
-		if (!valid_abs_path(file)) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logFile: \"%s\" must be an absolute path without \"..\"", file);
-			return -EINVAL;
-		}
-		if (policy_resolve(POLICY_LOG, file, resolved, sizeof(resolved), why,
-				   sizeof(why)) < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG, "logFile: %s", why);
-			return -EPERM;
-		}
-		ret = log_set_file(resolved);
-		if (ret < 0) {
-			cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-				   "logFile: cannot open \"%s\" for appending: %s (a regular file is needed)",
-				   file, strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
+	ret = log_configure(level, file, "", why, sizeof(why));
+	if (ret < 0)
+		cni_errorf(err, CNI_ERR_INVALID_CONFIG, "%s", why);
+	return ret;
 }
 
 const char *sriov_ipam_type(const struct cni_request *req)
@@ -438,7 +410,7 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	    parse_ipam(req, conf, err) ||
 	    parse_rdma(req, conf, err) ||
 	    sriov_rail_parse(req, conf, err) ||
-	    sriov_state_dir(req, &conf->state_dir, err))
+	    sriov_state_dir(req, conf->state_dir, sizeof(conf->state_dir), err))
 		return -EINVAL;
 	/* 68: the IPv4 minimum (RFC 791); 65535: the largest any netdev takes. */
 	if (conf_int(req->conf, "", "mtu", 68, 65535, &mtu, &has_mtu, err))

@@ -25,6 +25,7 @@
 #include "pf.h"
 #include "rdma.h"
 #include "sysctl.h"
+#include "timing.h"
 #include "vf.h"
 
 #define SRIOV_DEFAULT_STATE_DIR	"/var/lib/cni/sriov-rdma"
@@ -110,7 +111,7 @@ struct sriov_conf {
 	enum sriov_rdma_mode rdma;
 	const char *rdma_name;		/* rdmaName + the VF's suffix, NULL: keep the kernel's name */
 	char rdma_name_buf[RDMA_NAME_MAX];
-	const char *state_dir;
+	char state_dir[PATH_MAX];	/* resolved through the node policy */
 	struct sriov_paths paths;
 	const char *devinfo_file;	/* runtimeConfig.CNIDeviceInfoFile, resolved, or NULL */
 	char devinfo_buf[PATH_MAX];
@@ -212,8 +213,11 @@ const char *sriov_ipam_type(const struct cni_request *req);
  * the moves, which wait mostly on the kernel's RCU grace periods.
  */
 bool sriov_ipam_overlaps(const char *type);
-/* stateDir alone (DEL, GC and STATUS must work with a partial config). */
-int sriov_state_dir(const struct cni_request *req, const char **dir, struct cni_error *err);
+/*
+ * stateDir alone (DEL, GC and STATUS must work with a partial config),
+ * resolved through the node policy into dir (PATH_MAX fits any).
+ */
+int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struct cni_error *err);
 /* SRIOV_RDMA_SYSFS_ROOT (default /sys). */
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
 /* The same for DEL and GC: a hook that fails validation is logged and ignored. */
@@ -450,10 +454,11 @@ void sriov_owner_of(const struct sriov_record *rec, struct claim_owner *owner);
  * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
  * warning. The record is removed, the marker cleared when it names the
  * attachment; a marker naming another attachment means the VF has a new
- * owner, and it is left alone.
+ * owner, and it is left alone. timing (NULL for none) gets a lap per
+ * phase, and the release's log line says them.
  */
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-			 struct claim *claim, const struct sriov_paths *paths,
+			 struct claim *claim, const struct sriov_paths *paths, struct timing *timing,
 			 struct cni_error *err);
 /*
  * A record for an attachment whose own cannot be read: the VF as sysfs
@@ -465,9 +470,9 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 void sriov_record_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
 			   const char *container_id, const char *ifname, const char *netns,
 			   struct sriov_record *rec);
-/* GC: lock the VF of record `name`, read it again under the lock, undo it. */
+/* GC: read record `name` into rec, lock its VF, read it again under the lock, undo it. */
 int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
-			 struct cni_error *err);
+			 struct sriov_record *rec, struct cni_error *err);
 
 /* Commands. */
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err);
