@@ -49,7 +49,7 @@ if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ]; then
 fi
 
 echo "test/multus/build.sh: building Multus v4.2.4 and the fake node into $out (a few minutes cold)"
-rm -rf "$out/src" "$out/bin" "$out/stamp"
+rm -rf "${out:?}/src" "${out:?}/bin" "${out:?}/stamp"
 mkdir -p "$out/src" "$out/bin"
 tar -xJf "$archive" -C "$out/src" || die "cannot extract $archive"
 tree=$out/src/multus-cni-v4.2.4

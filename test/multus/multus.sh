@@ -63,7 +63,7 @@ export SRIOV_RDMA_RDMA_FAKE_DIR=$RF
 # mk_node_dir DIR: create DIR (and parents) the node lacks; each removed at exit
 # (rmdir: never a directory something else filled meanwhile).
 mk_node_dir() {
-	local d=$1 top= dirs=() i
+	local d=$1 top='' dirs=() i
 	while [ ! -e "$d" ]; do top=$d; dirs+=("$d"); d=$(dirname "$d"); done
 	[ -n "$top" ] || return 0
 	mkdir -p "$1" || return 1
@@ -251,7 +251,9 @@ dp_file() { echo "$DEVINFO/dp/${1//\//-}-$2-device.json"; }
 # CNI binary (thin: multus in its mount namespace; thick: multus-shim).
 cni() {
 	local cmd=$1 pod=$2 ctr=$3 netns=$4 conf=${5:-$T_TMP/multus.conf}
-	local args="IgnoreUnknown=1;K8S_POD_NAMESPACE=$NS;K8S_POD_NAME=$pod;K8S_POD_INFRA_CONTAINER_ID=$ctr;K8S_POD_UID=$(uid_of "$pod")"
+	local args uid
+	uid=$(uid_of "$pod")
+	args="IgnoreUnknown=1;K8S_POD_NAMESPACE=$NS;K8S_POD_NAME=$pod;K8S_POD_INFRA_CONTAINER_ID=$ctr;K8S_POD_UID=$uid"
 	local err=$T_TMP/stderr.$BASHPID
 	if [ "$MODE" = thin ]; then
 		T_OUT=$(env CNI_COMMAND="$cmd" CNI_CONTAINERID="$ctr" CNI_NETNS="$netns" CNI_IFNAME=eth0 \

@@ -245,14 +245,14 @@ rt_start() {
 	"$BIN/crio" --config "$R/crio.conf" --config-dir "$R/conf.d" --log-level debug \
 		>"$R/crio-$RT_RUN.log" 2>&1 &
 	CRIO_PID=$!
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		[ -S "$SOCK" ] && crictl version >/dev/null 2>&1 && break
 		kill -0 "$CRIO_PID" 2>/dev/null || break
 		sleep 0.2
 	done
 	crictl version >/dev/null 2>&1 || { echo "CRI-O did not start:"; tail -n 30 "$R/crio-$RT_RUN.log"; return 1; }
 	# The start-up GC runs once the CNI plugin is ready: both networks.
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		[ "$(rt_calls_since | grep -c '^sriov-rdma GC ')" -ge 2 ] && return 0
 		sleep 0.2
 	done
