@@ -238,7 +238,6 @@ crictl() { timeout 300 "$BIN/crictl" --runtime-endpoint "unix://$SOCK" --image-e
 # start-up GC of both networks (counted in calls.log from this start on).
 RT_RUN=0
 rt_start() {
-	local i
 	RT_RUN=$((RT_RUN + 1))
 	rt_config "$1"
 	RT_MARK=$(wc -l <"$R/calls.log")
