@@ -41,6 +41,7 @@ done
 for p in unshare jq; do
 	command -v "$p" >/dev/null || { t_fail "needs $p"; t_done; }
 done
+mountpoint -q / || { t_fail "the client's mount namespace needs / to be a mount point, and it is not here (a chroot's root is not: bind-mount the root onto itself before chrooting)"; t_done; }
 
 NS=mt$$
 NODE=node$$

@@ -36,6 +36,10 @@ if [ "${RT_MNTNS:-}" != 1 ]; then
 	for b in conmon runc gcc jq unshare busybox; do
 		command -v "$b" >/dev/null || { echo "FAIL: '$b' not found (scripts/setup chain)"; exit 1; }
 	done
+	if ! mountpoint -q /; then
+		echo "FAIL: the client's mount namespace needs / to be a mount point, and it is not here (a chroot's root is not: bind-mount the root onto itself before chrooting)"
+		exit 1
+	fi
 	# libcni's cache has a fixed path: a directory of the test's own is
 	# bound over it inside the private mount namespace.
 	made=
