@@ -120,11 +120,7 @@ t_cnitool add "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ren
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
 # udev after a driver reload, or an admin's `ip link set ... name`: sysfs and the PF's netdev.
 NEWPF=${SR_PFNET}r
-pfdev=$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")
-mv "$pfdev/net/$SR_PFNET" "$pfdev/net/$NEWPF"
-rm -f "$SR_SYS/class/net/$SR_PFNET"
-ln -sfn "$pfdev/net/$NEWPF" "$SR_SYS/class/net/$NEWPF"
-mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$NEWPF.vfs"
+sr_rename_pf "$NEWPF"
 t_cnitool check "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ren
 t_eq "$T_RC" 0 "CHECK reads the VF from the renamed PF ($T_ERR $T_OUT)"
 t_cnitool del "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=ren

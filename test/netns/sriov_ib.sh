@@ -494,11 +494,7 @@ ib_conflist 1.0.0 "\"guid\": \"$G1\""
 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
 NEWPF=${SR_PFNET}r
-pfdev=$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")
-mv "$pfdev/net/$SR_PFNET" "$pfdev/net/$NEWPF"
-rm -f "$SR_SYS/class/net/$SR_PFNET"
-ln -sfn "$pfdev/net/$NEWPF" "$SR_SYS/class/net/$NEWPF"
-mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$NEWPF.vfs"
+sr_rename_pf "$NEWPF"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr
 t_eq "$T_RC" 0 "CHECK reads the GUIDs from the renamed PF ($T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=cr

@@ -94,3 +94,14 @@ sr_pod_link() { # NETNS_PATH IFNAME
 sr_state_files() { find "$SR_STATE" -maxdepth 1 -type f 2>/dev/null | sort | tr '\n' ' '; }
 sr_markers() { find "$SR_STATE/pci" -type f ! -name '*.lock' 2>/dev/null | tr '\n' ' '; }
 sr_calls() { cat "$SR_FAKE/$SR_PFNET.calls" 2>/dev/null; }
+
+# sr_rename_pf NEW: the PF's netdev renamed (udev after a driver reload, an
+# admin's `ip link set ... name`), in sysfs and in the fake PF.
+sr_rename_pf() {
+	local pfdev
+	pfdev=$(readlink -f "$SR_SYS/bus/pci/devices/$SR_PF")
+	mv "$pfdev/net/$SR_PFNET" "$pfdev/net/$1"
+	rm -f "$SR_SYS/class/net/$SR_PFNET"
+	ln -sfn "$pfdev/net/$1" "$SR_SYS/class/net/$1"
+	mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$1.vfs"
+}
