@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# The Kubernetes API client (common/kube.c, driven by test/unit/kube_get)
+# The Kubernetes API client (plugins/pool-ipam/kube.c, driven by test/unit/kube_get)
 # against a test API server on loopback (test/client/kubeapi.go) with a CA
 # made at start: nv-ipam's IPPool and CIDRPool objects and lists, token and
 # client-certificate authentication, the Status answers of 401, 404 and

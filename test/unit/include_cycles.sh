@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# No two modules of common/ use each other, directly or around a loop.
+# No two modules of a folder (common/, a plugin's) use each other, directly
+# or around a loop.
 #
-#   include_cycles.sh DIR     (DIR: the common/ directory)
+#   include_cycles.sh DIR
 #
 # A module is a header's name: foo.h, and every foo.c, foo_*.c that has no
 # header of its own, and foo_int.h, its private header (link_ip.c and
@@ -14,14 +15,17 @@
 set -euo pipefail
 dir=${1:?usage: include_cycles.sh DIR}
 cd "$dir"
+name=$(basename "$dir")
 
 for f in *.c *.h; do
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
 		while read -r inc; do
-			[ -f "$inc" ] && printf 'edge %s %s\n' "$f" "$inc"
+			if [ -f "$inc" ]; then
+				printf 'edge %s %s\n' "$f" "$inc"
+			fi
 		done
 	printf 'file %s\n' "$f"
-done | awk '
+done | awk -v name="$name" '
 # The module of a file: its own header, else the longest header name that
 # prefixes it followed by "_".
 function module_of(f,    stem, best, m) {
@@ -78,8 +82,8 @@ END {
 		if (!color[m])
 			visit(m)
 	if (found) {
-		print found " include loop(s) between modules of common/"
+		print found " include loop(s) between modules of " name "/"
 		exit 1
 	}
-	print "ok - no include loops between modules of common/"
+	print "ok - no include loops between modules of " name "/"
 }'
