@@ -223,7 +223,7 @@ t_contains "$ds" "key: nvidia.com/gpu" "GPU toleration"
 t_contains "$cf" "mkdir -p $src_default;" "Containerfile image dir"
 t_contains "$cf" "ENTRYPOINT [\"$src_default/install-cni.sh\"]" "Containerfile entrypoint"
 
-t_begin "scripts/package: the tarball holds the binaries, conf, scripts, and installs without building"
+t_begin "scripts/package: the tarball holds the binaries, conf, scripts, docs, and installs without building"
 pkg=$T_TMP/pkg
 mkdir -p "$pkg"
 tarball=$("$SOURCE_DIR/scripts/package" --build-dir "$DEFAULT_BUILD" --output-dir "$pkg" 2>"$T_TMP/package.err")
@@ -237,6 +237,12 @@ for f in bin/pool-ipam bin/sriov-rdma scripts/install scripts/usage.sh scripts/r
 done
 for f in README.md LICENSE; do
 	[ ! -f "$SOURCE_DIR/$f" ] || t_contains "$list" "$top/$f" "$f in the tarball"
+done
+# README.md links to docs/: every page of it ships beside it.
+[ -d "$SOURCE_DIR/docs" ] || t_fail "docs/ missing from the source tree"
+for f in "$SOURCE_DIR"/docs/*.md; do
+	[ -f "$f" ] || continue
+	t_contains "$list" "$top/docs/${f##*/}" "docs/${f##*/} in the tarball"
 done
 first=$(sha256sum < "$tarball")
 "$SOURCE_DIR/scripts/package" --build-dir "$DEFAULT_BUILD" --output-dir "$pkg" >/dev/null 2>&1

@@ -57,7 +57,7 @@ T_NAME=
 T_CUR_FAILED=0
 T_TMP=$(mktemp -d /tmp/cni-test.XXXXXX)
 # The plugins create, write and delete files only where the node config
-# allows (README: Security): here, the test's own tree.
+# allows (docs/security.md): here, the test's own tree.
 printf '{"allowedStateDirs":["%s"],"allowedDataDirs":["%s"],"allowedLogDirs":["%s"],"allowedDeviceInfoDirs":["%s"],"allowedResolvConfDirs":["%s"]}\n' \
 	"$T_TMP" "$T_TMP" "$T_TMP" "$T_TMP" "$T_TMP" > "$T_TMP/node-config.json"
 export SRIOV_RDMA_CNI_NODE_CONFIG=$T_TMP/node-config.json

@@ -228,7 +228,7 @@ else
 	t_eq "$(find "$DATA/ncni" -name 'a-*' | wc -l)" 0 "released"
 fi
 
-# README, "The pool-ipam store": what an fsync would add protects no live pod.
+# docs/pool-ipam.md, "The pool-ipam store": what an fsync would add protects no live pod.
 t_begin "ADD and DEL wait for the disk in no fsync"
 if ! command -v strace >/dev/null; then
 	echo "# skipped: strace is not installed (scripts/setup test)"

@@ -260,7 +260,7 @@ else
 	t_contains "$(wire "${MAC[C]}")" "vlan 300," "C's frames (PF 0) carry VLAN 300"
 	t_not_contains "$(wire "${MAC[C]}")" "vlan 200," "C's frames never carry VLAN 200"
 fi
-# The announcements are the kernel's (README, "Announcements"): the
+# The announcements are the kernel's (docs/how-it-works.md, "Announcements"): the
 # neighbour probe's gratuitous ARPs, repeated for 15 s when the VF arrives
 # without carrier (igbvf reports it a watchdog tick after link-up), and the
 # NA when DAD completes after carrier. 60 s is a hang guard only.
@@ -602,7 +602,7 @@ fi
 # vfio-pci binds a device only behind an IOMMU, or in vfio's no-IOMMU mode,
 # which Debian's kernel leaves out (CONFIG_VFIO_NOIOMMU is not set); the VM
 # has no IOMMU. uio_pci_generic, the other driver DPDK uses, binds a VF as it
-# is, and the plugin treats the two alike (README: a DPDK VF).
+# is, and the plugin treats the two alike (docs/how-it-works.md, "Multi-rail pods": a DPDK VF).
 t_begin "igb: a VF bound to uio_pci_generic (DPDK) gets its PF-side settings and an address, no netdev move; DEL restores its PF line"
 BDF=$(vf_bdf 0 6)
 before_line=$(vf_line 0 6)
