@@ -3,8 +3,8 @@
  * sriov-rdma: the plugin's own declarations, shared by its commands.
  *
  * netconf.c parses and validates the configuration (nothing on the host is
- * touched before it succeeds), record.c keeps the attachment record and the
- * device-info file, vfnet.c moves the VF netdev between namespaces,
+ * touched before it succeeds), record.c keeps the attachment record,
+ * devinfo.c the device-info file, vfnet.c moves the VF netdev between namespaces,
  * rdmadev.c its RDMA device, ib.c an InfiniBand VF's GUIDs and rebind,
  * rail.c sets up multiRail's policy routing and sysctls, and add.c, del.c,
  * check.c and gc.c implement the commands on top of them.
@@ -283,6 +283,8 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
 /* The same from a sealed buffer (modified in place): the parser the fuzz target drives. */
 int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
+
+/* devinfo.c */
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */
 int sriov_devinfo_validate(const char *path, char resolved[PATH_MAX], struct cni_error *err);
 /*
