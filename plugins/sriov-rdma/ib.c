@@ -15,8 +15,10 @@
 #include <string.h>
 #include "conf.h"
 #include "ib.h"
+#include "link.h"
 #include "log.h"
 #include "sriov.h"
+#include "add.h"
 
 /* Settings that only an Ethernet VF has (the PF programs them on the e-switch). */
 static const char *const eth_keys[] = {
@@ -413,5 +415,85 @@ int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struc
 				  "ADD set %s", rec->bdf, rec->vf_index, node ? "node" : "port",
 				  pf_name, got, want);
 	}
+	return 0;
+}
+
+/* ---- ADD: the GUIDs, and the rebind that applies them ---- */
+
+/*
+ * The rebind gave the VF a new netdev and RDMA device (new ifindex, new
+ * RDMA index, maybe new names): what the later steps move is looked at
+ * again, and the record says so before they run.
+ */
+static int after_rebind(struct add_ctx *c, struct cni_error *err)
+{
+	int ret;
+
+	rdma_sock_close(c->rdma);
+	c->rdma = NULL;
+	memset(c->rec.rdma_dev, 0, sizeof(c->rec.rdma_dev));
+	memset(c->rec.rdma_pod_name, 0, sizeof(c->rec.rdma_pod_name));
+	c->rec.rdma_index = 0;
+	if (add_plan_run(c, err))
+		return -1;
+	ret = add_look_host_netdev(c);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: netdev %s after the "
+				  "rebind: %s", c->vf.bdf, c->vf.netdev, strerror(-ret));
+	/* The device-info text names the new RDMA device, where no rdmaName replaces it. */
+	if (add_record_fill(c, err))
+		return -1;
+	ret = sriov_record_write(c->state_fd, &c->rec);
+	if (ret == 0)
+		ret = claim_mark(&c->claim, &c->me);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_IO, "stateDir %s: cannot record the attachment: %s",
+				  c->conf.state_dir, strerror(-ret));
+	return 0;
+}
+
+void sriov_ib_guid_undo(struct add_ctx *c)
+{
+	int ret = sriov_ib_restore(&c->rec, c->pci_fd, c->conf.paths.sysfs_root);
+
+	if (ret < 0)
+		log_error("VF %s: cannot restore its GUIDs on PF %s: %s", c->vf.bdf,
+			  c->vf.pf_netdev, strerror(-ret));
+}
+
+int sriov_ib_guid_run(struct add_ctx *c, struct cni_error *err)
+{
+	if (!c->rec.ib.guid_set)
+		return 0;
+	if (sriov_ib_apply(&c->conf, &c->vf, c->pci_fd, &c->rec, err) ||
+	    after_rebind(c, err)) {
+		/* No later undo runs for this step: the VF's own GUIDs go back now. */
+		sriov_ib_guid_undo(c);
+		return -1;
+	}
+	return 0;
+}
+
+int sriov_ib_netdev_again(struct add_ctx *c, struct cni_error *err)
+{
+	struct link_sock *ls;
+	char name[IFNAMSIZ];
+	int ret;
+
+	ret = vf_netdev_name(c->conf.paths.sysfs_root, c->vf.bdf, name);
+	if (ret == 0 && !name[0])
+		ret = -ENODEV;
+	if (ret == 0)
+		ret = link_sock_open(&ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev after "
+				  "the RDMA device moved: %s", c->vf.bdf, strerror(-ret));
+	ret = link_get_by_name_alt(ls, name, &c->host_li, c->altnames, SRIOV_MAX_ALTNAMES,
+				   &c->n_altnames);
+	link_sock_close(ls);
+	if (ret < 0)
+		return cni_errorf(err, CNI_ERR_DEVICE_NOT_FOUND, "deviceID %s: its IPoIB netdev %s "
+				  "after the RDMA device moved: %s", c->vf.bdf, name, strerror(-ret));
+	memcpy(c->vf.netdev, c->host_li.name, IFNAMSIZ);
 	return 0;
 }

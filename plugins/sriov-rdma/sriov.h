@@ -6,8 +6,9 @@
  * touched before it succeeds), record.c keeps the attachment record,
  * devinfo.c the device-info file, vfnet.c moves the VF netdev between namespaces,
  * rdmadev.c its RDMA device, ib.c an InfiniBand VF's GUIDs and rebind,
- * rail.c sets up multiRail's policy routing and sysctls, and add.c, del.c,
- * check.c and gc.c implement the commands on top of them.
+ * rail.c sets up multiRail's policy routing and sysctls, and add.c (its
+ * steps in add_*.c, declared in add.h), del.c, check.c and gc.c implement
+ * the commands on top of them.
  */
 #ifndef SRIOV_H
 #define SRIOV_H
