@@ -35,7 +35,7 @@ static void lap(struct timing *timing, const char *phase)
 }
 
 /* Where an operator finds out how to release by hand. */
-#define BY_HAND "release it by hand as README \"When DEL cannot clean up\" says"
+#define BY_HAND "release it by hand as docs/how-it-works.md \"When DEL cannot clean up\" says"
 
 void sriov_owner_of(const struct sriov_record *rec, struct claim_owner *owner)
 {
@@ -193,12 +193,92 @@ static void forget_record(int state_dirfd, const struct sriov_record *rec)
 			  rec->container_id, rec->ifname, strerror(-ret));
 }
 
+/*
+ * The RDMA device, then the netdev home from the pod (pod_fd -1: it is
+ * gone), and the netdev's rules; *pod_ls is the socket opened in the pod,
+ * for the caller to close.
+ */
+static int release_devices(const struct sriov_record *rec, const char *pod_netns, int pod_fd,
+			   const char *sysfs_root, struct link_sock **pod_ls, struct timing *timing,
+			   struct cni_error *err)
+{
+	bool found;
+	int ret;
+
+	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
+	ret = sriov_rdma_to_host(rec, pod_fd);
+	lap(timing, "rdma");
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
+			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
+			   rec->rdma_dev, strerror(-ret));
+		return ret;
+	}
+	if (rec->dpdk)
+		return 0;
+	/* One socket in the pod for the netdev and its rules: each open is two setns calls. */
+	if (pod_fd >= 0 && (ret = link_sock_open_in(pod_fd, pod_ls)) < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", pod_netns, strerror(-ret));
+		return ret;
+	}
+	ret = sriov_netdev_to_host(rec, *pod_ls, sysfs_root, &found);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot return %s to the host as %s: %s",
+			   rec->bdf, rec->ifname, rec->host_ifname, strerror(-ret));
+		return ret;
+	}
+	if (!found)
+		log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
+			 rec->bdf, rec->ifname);
+	sriov_rail_release(rec, *pod_ls);
+	lap(timing, "netdev");
+	return 0;
+}
+
+/* Once the netdev is home: the MAC the PF held, then the GUIDs. */
+static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
+			   const char *sysfs_root, struct timing *timing, struct cni_error *err)
+{
+	int ret;
+
+	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true);
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
+			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		return ret;
+	}
+	/* The rebind that applies them replaces the netdev. */
+	ret = sriov_ib_restore(rec, pf_lock_dirfd, sysfs_root);
+	lap(timing, "ib-guid");
+	if (ret < 0) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
+			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* The release's log line; with timing, its phases and the runtime's trace. */
+static void log_released(const struct sriov_record *rec, struct timing *timing)
+{
+	char steps[512] = "", trace[48] = "", trace_id[33];
+
+	if (timing) {
+		timing_format(timing, steps, sizeof(steps));
+		if (timing_trace_id(getenv("TRACEPARENT"), trace_id))
+			snprintf(trace, sizeof(trace), ", trace %s", trace_id);
+	}
+	log_info("VF %s: released from %s (%s -> %s)%s%s%s", rec->bdf, rec->container_id,
+		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname, steps[0] ? "; steps " : "",
+		 steps, trace);
+}
+
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
 			 struct claim *claim, const struct sriov_paths *paths, struct timing *timing,
 			 struct cni_error *err)
 {
-	bool locked = claim && claim->lock_fd >= 0, found;
-	char steps[512] = "", trace[48] = "", trace_id[33];
+	bool locked = claim && claim->lock_fd >= 0;
+	int pf_lock_dirfd = locked ? claim->dirfd : -1;
 	struct link_sock *pod_ls = NULL;
 	struct claim_owner me;
 	char who[4400];
@@ -211,7 +291,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, false);
+	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false);
 	lap(timing, "vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
@@ -220,48 +300,12 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	}
 	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
 		pod_fd = -1;
-	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
-	ret = sriov_rdma_to_host(rec, pod_fd);
-	lap(timing, "rdma");
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
-			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
-			   rec->rdma_dev, strerror(-ret));
+	ret = release_devices(rec, pod_netns, pod_fd, paths->sysfs_root, &pod_ls, timing, err);
+	if (ret < 0)
 		goto out;
-	}
-	if (!rec->dpdk) {
-		/* One socket in the pod for the netdev and its rules: each open is two setns calls. */
-		if (pod_fd >= 0 && (ret = link_sock_open_in(pod_fd, &pod_ls)) < 0) {
-			cni_errorf(err, CNI_ERR_PLUGIN, "CNI_NETNS %s: %s", pod_netns,
-				   strerror(-ret));
-			goto out;
-		}
-		ret = sriov_netdev_to_host(rec, pod_ls, paths->sysfs_root, &found);
-		if (ret < 0) {
-			cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot return %s to the host as %s: %s",
-				   rec->bdf, rec->ifname, rec->host_ifname, strerror(-ret));
-			goto out;
-		}
-		if (!found)
-			log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
-				 rec->bdf, rec->ifname);
-		sriov_rail_release(rec, pod_ls);
-		lap(timing, "netdev");
-	}
-	ret = restore_vf_config(rec, locked ? claim->dirfd : -1, paths->sysfs_root, true);
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+	ret = release_pf_last(rec, pf_lock_dirfd, paths->sysfs_root, timing, err);
+	if (ret < 0)
 		goto out;
-	}
-	/* Once the netdev is home: the rebind that applies them replaces it. */
-	ret = sriov_ib_restore(rec, locked ? claim->dirfd : -1, paths->sysfs_root);
-	lap(timing, "ib-guid");
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
-			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
-		goto out;
-	}
 	if (locked) {
 		ret = claim_clear(claim, &me);
 		if (ret < 0)
@@ -273,14 +317,7 @@ forget:
 		sriov_devinfo_remove(rec->devinfo_file, rec->devinfo_text, rec->bdf, NULL);
 	forget_record(state_dirfd, rec);
 	lap(timing, "state");
-	if (timing) {
-		timing_format(timing, steps, sizeof(steps));
-		if (timing_trace_id(getenv("TRACEPARENT"), trace_id))
-			snprintf(trace, sizeof(trace), ", trace %s", trace_id);
-	}
-	log_info("VF %s: released from %s (%s -> %s)%s%s%s", rec->bdf, rec->container_id,
-		 rec->ifname, rec->dpdk ? "(dpdk)" : rec->host_ifname, steps[0] ? "; steps " : "",
-		 steps, trace);
+	log_released(rec, timing);
 	ret = 0;
 out:
 	if (ret < 0 && !sriov_stranded(err))
@@ -342,6 +379,9 @@ struct del_ctx {
 	struct claim_owner me;
 	/* This attachment's, or what stands in for it when it cannot be read. */
 	struct sriov_record rec;
+	const char *ipam;		/* the config's IPAM type, NULL: none */
+	struct cni_delegation ipam_d;	/* its DEL, while the VF moves home */
+	struct cni_error ipam_err;
 	struct timing timing;		/* per phase, for the log line that ends DEL */
 };
 
@@ -526,13 +566,53 @@ static int release(struct del_ctx *c, int rec_ret, struct cni_error *err)
 	return fallback(c, why, err);
 }
 
+/*
+ * Whatever else happens: an address never leaks (plugins #1196). An IPAM
+ * that never looks into the pod runs while the VF moves home.
+ */
+static void ipam_del_start(struct del_ctx *c, int lock_ret)
+{
+	c->ipam = sriov_ipam_type(c->req);
+	if (c->ipam && sriov_ipam_overlaps(c->ipam) && lock_ret != -ETIMEDOUT) {
+		if (cni_delegate_start(c->req, c->ipam, CNI_CMD_DEL, &c->ipam_d, &c->ipam_err))
+			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
+		lap(&c->timing, "ipam-spawn");
+	} else if (c->ipam) {
+		if (cni_delegate(c->req, c->ipam, CNI_CMD_DEL, NULL, &c->ipam_err))
+			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
+		lap(&c->timing, "ipam");
+	}
+}
+
+/*
+ * Under the lock, the record again: one recorded for another VF since
+ * needs that VF's lock (-ETIMEDOUT, err set, when another ADD or DEL
+ * holds it). *rec_ret is what the last read of the record gave.
+ */
+static int relock_recorded_vf(struct del_ctx *c, int *rec_ret, struct cni_error *err)
+{
+	if (c->claim.lock_fd < 0)
+		return 0;
+	*rec_ret = read_record(c);
+	if (*rec_ret != 0 || !strcmp(c->rec.bdf, c->claim.bdf))
+		return 0;
+	claim_release(&c->claim);
+	memcpy(c->bdf, c->rec.bdf, sizeof(c->bdf));
+	if (lock_vf(c) == -ETIMEDOUT) {
+		cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: another ADD or DEL holds the VF's "
+			   "lock; try again", c->bdf);
+		return -ETIMEDOUT;
+	}
+	if (c->claim.lock_fd >= 0)
+		*rec_ret = read_record(c);
+	return 0;
+}
+
 int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 {
-	struct cni_error ipam_err = { 0 }, ignored = { 0 };
-	struct cni_delegation ipam_d = { .pid = 0 };
+	struct cni_error ignored = { 0 };
 	struct sriov_record *rec;
 	struct del_ctx *c;
-	const char *ipam;
 	int rec_ret, ret;
 
 	c = calloc(1, sizeof(*c));
@@ -563,54 +643,26 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	lap(&c->timing, "record");
 	ret = lock_vf(c);
 	lap(&c->timing, "lock");
-	/*
-	 * Whatever else happens: an address never leaks (plugins #1196). An
-	 * IPAM that never looks into the pod runs while the VF moves home.
-	 */
-	ipam = sriov_ipam_type(req);
-	if (ipam && sriov_ipam_overlaps(ipam) && ret != -ETIMEDOUT) {
-		if (cni_delegate_start(req, ipam, CNI_CMD_DEL, &ipam_d, &ipam_err))
-			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-		lap(&c->timing, "ipam-spawn");
-	} else if (ipam) {
-		if (cni_delegate(req, ipam, CNI_CMD_DEL, NULL, &ipam_err))
-			log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
-		lap(&c->timing, "ipam");
-	}
+	ipam_del_start(c, ret);
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,
 			   "deviceID %s: another ADD or DEL holds the VF's lock; try again", c->bdf);
 		goto out;
 	}
-	if (c->claim.lock_fd >= 0) {
-		rec_ret = read_record(c);
-		if (rec_ret == 0 && strcmp(rec->bdf, c->claim.bdf)) {
-			/* Recorded for another VF since: that VF's lock. */
-			claim_release(&c->claim);
-			memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
-			if (lock_vf(c) == -ETIMEDOUT) {
-				cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: another ADD or DEL "
-					   "holds the VF's lock; try again", c->bdf);
-				goto out;
-			}
-			if (c->claim.lock_fd >= 0)
-				rec_ret = read_record(c);
-		}
-	}
+	if (relock_recorded_vf(c, &rec_ret, err))
+		goto out;
 	release(c, rec_ret, err);
 out:
-	if (ipam_d.pid > 0 && cni_delegate_finish(&ipam_d, NULL, &ipam_err))
-		log_error("ipam %s DEL: %s", ipam, ipam_err.msg);
+	if (c->ipam_d.pid > 0 && cni_delegate_finish(&c->ipam_d, NULL, &c->ipam_err))
+		log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
+	/* With the VF home and the record gone, a retry only repeats the IPAM's DEL. */
+	if (!err->code && c->ipam_err.code)
+		*err = c->ipam_err;
 	claim_release(&c->claim);
 	if (c->pci_fd >= 0)
 		close(c->pci_fd);
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	free(c);
-	/* With the VF home and the record gone, a retry only repeats the IPAM's DEL. */
-	if (!err->code && ipam_err.code) {
-		*err = ipam_err;
-		return -1;
-	}
 	return err->code ? -1 : 0;
 }
