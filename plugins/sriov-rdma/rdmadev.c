@@ -82,17 +82,19 @@ static int cross_check(struct rdma_sock *s, const struct vf_dev *vf, const struc
 	return 0;
 }
 
-int sriov_rdma_plan(const struct sriov_conf *conf, const struct vf_dev *vf,
-		    struct sriov_record *rec, struct rdma_sock **out, struct cni_error *err)
+/*
+ * The RDMA netlink socket into *out, when there is a device to plan for;
+ * *out stays NULL when rdma "auto" has nothing to move (logged), and
+ * "exclusive" then fails.
+ */
+static int plan_open(const struct sriov_conf *conf, const struct vf_dev *vf,
+		     struct rdma_sock **out, struct cni_error *err)
 {
-	bool excl = conf->rdma == SRIOV_RDMA_EXCLUSIVE, mode_excl;
+	bool excl = conf->rdma == SRIOV_RDMA_EXCLUSIVE;
 	struct rdma_sock *s = NULL;
-	struct rdma_dev dev;
 	int ret;
 
 	*out = NULL;
-	if (conf->rdma == SRIOV_RDMA_OFF)
-		return 0;
 	if (!vf->rdma_dev[0]) {
 		if (!excl)
 			return plan_skip(vf, "no RDMA device (no infiniband/ in sysfs)");
@@ -116,6 +118,24 @@ int sriov_rdma_plan(const struct sriov_conf *conf, const struct vf_dev *vf,
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_RDMA, "RDMA netlink: cannot open a socket: %s",
 				  strerror(-ret));
+	*out = s;
+	return 0;
+}
+
+int sriov_rdma_plan(const struct sriov_conf *conf, const struct vf_dev *vf,
+		    struct sriov_record *rec, struct rdma_sock **out, struct cni_error *err)
+{
+	bool excl = conf->rdma == SRIOV_RDMA_EXCLUSIVE, mode_excl;
+	struct rdma_sock *s = NULL;
+	struct rdma_dev dev;
+	int ret;
+
+	*out = NULL;
+	if (conf->rdma == SRIOV_RDMA_OFF)
+		return 0;
+	ret = plan_open(conf, vf, &s, err);
+	if (ret < 0 || !s)
+		return ret;
 	ret = rdma_sys_get_netns_mode(s, &mode_excl);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_RDMA, "RDMA netlink: cannot read the netns mode: %s",
