@@ -335,11 +335,10 @@ static int json_hazards(struct cni_request *req, struct cni_error *err)
 	return 0;
 }
 
-static int request_parse(struct cni_request *req, struct cni_error *err)
+/* stdin, whole, as one JSON object: req->stdin_buf and req->conf. */
+static int request_read(struct cni_request *req, struct cni_error *err)
 {
-	enum cni_cmd cmd = req->env.command;
 	const char *end = NULL;
-	const cJSON *v;
 	int r;
 
 	r = read_all(STDIN_FILENO, &req->stdin_buf, &req->stdin_len, CNI_MAX_STDIN);
@@ -367,6 +366,14 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_DECODE, "network config: must be a JSON object");
 	if (json_hazards(req, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* cniVersion, which must serve the command; req->version is set before it is judged. */
+static int request_version(struct cni_request *req, struct cni_error *err)
+{
+	enum cni_cmd cmd = req->env.command;
+	const cJSON *v;
 
 	v = cJSON_GetObjectItemCaseSensitive(req->conf, "cniVersion");
 	if (v && !cJSON_IsString(v))
@@ -386,6 +393,14 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 		return cni_errorf(err, CNI_ERR_INCOMPATIBLE_VERSION,
 				  "%s needs cniVersion 1.1.0 or later (config has \"%s\")",
 				  cni_cmd_name(cmd), req->version);
+	return 0;
+}
+
+/* The top-level fields every plugin reads: name, type, runtimeConfig, prevResult. */
+static int request_fields(struct cni_request *req, struct cni_error *err)
+{
+	enum cni_cmd cmd = req->env.command;
+	const cJSON *v;
 
 	v = cJSON_GetObjectItemCaseSensitive(req->conf, "name");
 	if (v && !cJSON_IsString(v))
@@ -421,6 +436,13 @@ static int request_parse(struct cni_request *req, struct cni_error *err)
 	}
 	req->prev_result = cJSON_IsObject(v) ? v : NULL;
 	return 0;
+}
+
+static int request_parse(struct cni_request *req, struct cni_error *err)
+{
+	if (request_read(req, err) < 0 || request_version(req, err) < 0)
+		return -1;
+	return request_fields(req, err);
 }
 
 /* The version errors are answered in: the config's, when we can serve it. */

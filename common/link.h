@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * link: netdev operations over rtnetlink (libnl-route-3).
+ * link: netdev operations over rtnetlink. Links are encoded and decoded
+ * with libmnl; addresses, routes and rules are libnl-route-3 objects
+ * (link_ip.c). Both travel on the namespace's one rtnetlink socket (nlio).
  *
  * A struct link_sock is bound to the namespace it was opened in: open one
  * in the host namespace and one inside the pod's (link_sock_open_in) and
  * each keeps talking to its own namespace whatever the process does after.
- * Functions return 0 or -errno (libnl's NLE_* codes are mapped to errno).
+ * Functions return 0 or -errno: the kernel's for links, libnl's NLE_*
+ * codes mapped to errno for addresses, routes and rules.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -39,15 +42,21 @@ void link_sock_close(struct link_sock *ls);
  */
 void link_requests(unsigned *host, unsigned *pod);
 
-/* -ENODEV when absent. */
+/* One RTM_GETLINK each; -ENODEV when absent. */
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
+int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
 /*
- * One RTM_NEWLINK as a link_info (link_get_by_name_alt's decoder). An
+ * link_get_by_name and link_altnames in one RTM_GETLINK: the link and its
+ * first `max` alternative names (*n of them). -ENODEV when absent.
+ */
+int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_info *info,
+			 char names[][128], int max, int *n);
+/*
+ * One RTM_NEWLINK as a link_info (the decoder of every link read here). An
  * address that is not 6 bytes (IPoIB's 20) is no MAC: info->mac stays zero.
  * -EPROTO: not an RTM_NEWLINK, or too short for one.
  */
 int link_info_parse(const struct nlmsghdr *nlh, struct link_info *info);
-int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
 
 /*
  * The bus address the driver of link `name` reports (ethtool's bus-info: a
@@ -55,9 +64,18 @@ int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info)
  */
 int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len);
 
+/* One RTM_NEWLINK each, nothing read first: -ENODEV when ifindex is gone. */
 int link_set_name(struct link_sock *ls, int ifindex, const char *name);
 int link_set_mtu(struct link_sock *ls, int ifindex, int mtu);
 int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
+/*
+ * Set or clear IFF_UP. Down ahead of a move to another namespace: the
+ * move closes an up link itself, but then waits longer in the kernel (an
+ * RCU barrier after the close): down, then move, took 13.7 ms where the
+ * move of the up link took 17.7 (medians of 300, alternating, kernel 6.18;
+ * docs/performance.md, "How the benchmark compares"). A caller may ignore
+ * a failure of that down: the move closes the link anyway.
+ */
 int link_set_up(struct link_sock *ls, int ifindex, bool up);
 /* What a link should look like once it arrives in its new namespace. */
 struct link_shape {
@@ -79,18 +97,9 @@ struct link_shape {
  */
 int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s);
 /*
- * Set a link down ahead of moving it to another namespace. The move closes
- * an up link itself, but then waits longer in the kernel (an RCU barrier
- * after the close): down, then move, took 13.7 ms where the move of the up
- * link took 17.7 (medians of 300, alternating, kernel 6.18; README,
- * "Performance"). Callers may ignore a failure: the move closes it anyway.
- */
-int link_down_first(struct link_sock *ls, int ifindex);
-
-/*
  * A request on one link (ifindex, or 0 to name it by attribute) with
- * NLM_F_REQUEST, built at the start of buf, for the raw libmnl requests of
- * link and pf. libmnl 1.0.4 leaves the alignment padding after an attribute
+ * NLM_F_REQUEST, built at the start of buf, for the requests of link and
+ * pf. libmnl 1.0.4 leaves the alignment padding after an attribute
  * unwritten: the whole buffer is zeroed, so no stale bytes reach the kernel.
  */
 struct nlmsghdr *link_msg_hdr(char *buf, size_t size, uint16_t type, int ifindex);
@@ -148,17 +157,5 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct link_rou
  * for an IPv6 address, which the kernel announces itself (ndisc_notify).
  */
 int link_addr_probe(struct link_sock *ls, int ifindex, const char *cidr);
-
-/*
- * Set or clear IFF_UP on ifindex in one RTM_NEWLINK, without reading the
- * link first as link_set_up does: for a caller that knows the index.
- */
-int link_set_up_index(struct link_sock *ls, int ifindex, bool up);
-/*
- * link_get_by_name and link_altnames in one RTM_GETLINK: the link and its
- * first `max` alternative names (*n of them). -ENODEV when absent.
- */
-int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_info *info,
-			 char names[][128], int max, int *n);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * link, layer 3: a link's addresses, routes and policy rules, as
- * libnl-route-3 objects sent through the link's socket (link_int.h).
+ * libnl-route-3 objects: libnl builds and reads the messages, link_xfer
+ * sends them on the link socket and counts them (link_int.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,6 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 #include <netlink/netlink.h>
-#include <netlink/route/link.h>
 #include <netlink/route/addr.h>
 #include <linux/neighbour.h>
 #include <netlink/attr.h>
@@ -27,9 +27,146 @@
 #include <linux/fib_rules.h>
 #include "link.h"
 #include "link_int.h"
-#include "netns.h"
-#include "nlio.h"
-#include "valid.h"
+
+/* ---- libnl-route objects over nlio ---- */
+
+/* A libnl error (NLE_*, either sign) as -errno. */
+static int nle_errno(int nle)
+{
+	switch (nle < 0 ? -nle : nle) {
+	case 0:			return 0;
+	case NLE_EXIST:		return -EEXIST;
+	case NLE_OBJ_NOTFOUND:
+	case NLE_NODEV:		return -ENODEV;
+	case NLE_PERM:		return -EPERM;
+	case NLE_NOACCESS:	return -EACCES;
+	case NLE_BUSY:		return -EBUSY;
+	case NLE_INVAL:		return -EINVAL;
+	case NLE_NOMEM:		return -ENOMEM;
+	case NLE_RANGE:		return -ERANGE;
+	case NLE_AGAIN:		return -EAGAIN;
+	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
+	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
+	case NLE_NOADDR:	return -EADDRNOTAVAIL;
+	case NLE_MSGSIZE:	return -EMSGSIZE;
+	default:		return -EIO;
+	}
+}
+
+/*
+ * libnl-route-3 objects travel as messages libnl builds and parses; nlio
+ * carries them. Errors keep the meaning libnl gave them (ENOENT reads as
+ * ENODEV, as before).
+ */
+struct obj_ctx {
+	void (*fn)(struct nl_object *obj, void *arg);
+	void *arg;
+	struct nl_cache *cache;		/* or into a cache */
+	int err;
+};
+
+static int obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct obj_ctx *c = data;
+	struct nl_msg *msg;
+	int ret;
+
+	if (c->err)
+		return MNL_CB_OK;
+	msg = nlmsg_convert((struct nlmsghdr *)nlh);
+	if (!msg) {
+		c->err = -ENOMEM;
+		return MNL_CB_OK;
+	}
+	nlmsg_set_proto(msg, NETLINK_ROUTE);
+	ret = c->cache ? nl_cache_parse_and_add(c->cache, msg) : nl_msg_parse(msg, c->fn, c->arg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		c->err = nle_errno(ret);
+	return MNL_CB_OK;
+}
+
+static int obj_xfer(struct link_sock *ls, struct nlmsghdr *nlh, struct obj_ctx *c)
+{
+	int ret;
+
+	nlh->nlmsg_flags |= NLM_F_REQUEST;
+	ret = link_xfer(ls, nlh, c ? obj_cb : NULL, c);
+	if (ret < 0)
+		return nle_errno(-nl_syserr2nlerr(ret));
+	return c ? c->err : 0;
+}
+
+/* Send what libnl built: built is the builder's return, *msg its message (freed here). */
+static int msg_xfer(struct link_sock *ls, int built, struct nl_msg **msg)
+{
+	int ret;
+
+	if (built < 0)
+		return nle_errno(built);
+	ret = obj_xfer(ls, nlmsg_hdr(*msg), NULL);
+	nlmsg_free(*msg);
+	return ret;
+}
+
+/*
+ * One dump request, its objects to c (a cache or a function). As libnl
+ * did, a dump the kernel reports interrupted (a change meanwhile) starts
+ * over: the cache is emptied first; a function sees those objects again.
+ */
+static int dump(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
+		struct obj_ctx *c)
+{
+	char buf[64];
+	struct nlmsghdr *nlh;
+	int ret, tries = 0;
+
+	do {
+		if (c->cache)
+			nl_cache_clear(c->cache);
+		c->err = 0;
+		memset(buf, 0, sizeof(buf));
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = type;
+		nlh->nlmsg_flags = NLM_F_DUMP;
+		/* rtgenmsg and rtmsg both start with the family. */
+		*(uint8_t *)mnl_nlmsg_put_extra_header(nlh, hdrlen) = family;
+		ret = obj_xfer(ls, nlh, c);
+	} while (ret == -EINTR && ++tries < 10);
+	return ret;
+}
+
+/* A dump of one kind of object ("route/addr", ...) into a libnl cache. */
+static int dump_cache(struct link_sock *ls, const char *kind, uint16_t type, uint8_t family,
+		      size_t hdrlen, struct nl_cache **cache)
+{
+	struct obj_ctx c = { 0 };
+	int ret;
+
+	ret = nle_errno(nl_cache_alloc_name(kind, &c.cache));
+	if (ret < 0)
+		return ret;
+	ret = dump(ls, type, family, hdrlen, &c);
+	if (ret < 0) {
+		nl_cache_free(c.cache);
+		return ret;
+	}
+	*cache = c.cache;
+	return 0;
+}
+
+/*
+ * The same dump, each object handed to fn as it is parsed: a libnl cache
+ * refuses a second object with the same key (two routes to one destination
+ * in one table, as rails sharing a subnet's route make), and fails the dump.
+ */
+static int dump_each(struct link_sock *ls, uint16_t type, uint8_t family, size_t hdrlen,
+		     void (*fn)(struct nl_object *obj, void *arg), void *arg)
+{
+	struct obj_ctx c = { .fn = fn, .arg = arg };
+
+	return dump(ls, type, family, hdrlen, &c);
+}
 
 /* ---- addresses ---- */
 
@@ -79,18 +216,18 @@ int link_addr_add(struct link_sock *ls, int ifindex, const char *cidr)
 		goto out_a;
 	}
 	rtnl_addr_set_ifindex(ra, ifindex);
-	ret = link_nle_errno(rtnl_addr_set_local(ra, a));
+	ret = nle_errno(rtnl_addr_set_local(ra, a));
 	if (ret < 0)
 		goto out_ra;
 	if (nl_addr_get_family(a) == AF_INET && nl_addr_get_prefixlen(a) < 31) {
 		ret = v4_broadcast(a, &brd);
 		if (ret < 0)
 			goto out_ra;
-		ret = link_nle_errno(rtnl_addr_set_broadcast(ra, brd));
+		ret = nle_errno(rtnl_addr_set_broadcast(ra, brd));
 		if (ret < 0)
 			goto out_brd;
 	}
-	ret = link_msg_xfer(ls, rtnl_addr_build_add_request(ra, 0, &msg), &msg);
+	ret = msg_xfer(ls, rtnl_addr_build_add_request(ra, 0, &msg), &msg);
 	if (ret == -EEXIST)
 		ret = 0;
 out_brd:
@@ -145,7 +282,7 @@ int link_addr_probe(struct link_sock *ls, int ifindex, const char *cidr)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = link_msg_xfer(ls, 0, &msg);
+	ret = msg_xfer(ls, 0, &msg);
 out:
 	nl_addr_put(a);
 	return ret;
@@ -162,7 +299,7 @@ int link_addr_has(struct link_sock *ls, int ifindex, const char *cidr, bool *has
 	ret = parse_cidr(cidr, &a);
 	if (ret < 0)
 		return ret;
-	ret = link_dump_cache(ls, "route/addr", RTM_GETADDR, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	ret = dump_cache(ls, "route/addr", RTM_GETADDR, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		goto out_a;
 	for (obj = nl_cache_get_first(cache); obj; obj = nl_cache_get_next(obj)) {
@@ -230,7 +367,7 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct link_route *r
 		goto out_gw;
 	}
 	rtnl_route_set_family(r, (uint8_t)family);
-	ret = link_nle_errno(rtnl_route_set_dst(r, dst));
+	ret = nle_errno(rtnl_route_set_dst(r, dst));
 	if (ret < 0)
 		goto out_r;
 	rtnl_route_set_table(r, rt->table != LINK_UNSET ? (uint32_t)rt->table : RT_TABLE_MAIN);
@@ -252,7 +389,7 @@ int link_route_add(struct link_sock *ls, int ifindex, const struct link_route *r
 		rtnl_route_nh_set_gateway(nh, gw);
 	/* The route owns nh from here. */
 	rtnl_route_add_nexthop(r, nh);
-	ret = link_msg_xfer(ls, rtnl_route_build_add_request(r, 0, &msg), &msg);
+	ret = msg_xfer(ls, rtnl_route_build_add_request(r, 0, &msg), &msg);
 	if (ret == -EEXIST)
 		ret = 0;
 out_r:
@@ -353,7 +490,7 @@ int link_routes_missing(struct link_sock *ls, int ifindex, const struct link_rou
 		if (nl_addr_get_family(w->dst[i]) != family)
 			family = AF_UNSPEC;
 	/* A dump that starts over shows route_seen a match again: still one. */
-	ret = link_dump_each(ls, RTM_GETROUTE, family, sizeof(struct rtmsg), route_seen, w);
+	ret = dump_each(ls, RTM_GETROUTE, family, sizeof(struct rtmsg), route_seen, w);
 	for (i = 0; ret == 0 && i < n && *missing < 0; i++)
 		if (!w->found[i])
 			*missing = i;
@@ -418,7 +555,7 @@ int link_rule_add(struct link_sock *ls, const char *cidr, uint32_t table)
 	if (ret < 0)
 		return ret;
 	r = from_rule(src, table);
-	ret = r ? link_msg_xfer(ls, rtnl_rule_build_add_request(r, NLM_F_CREATE | NLM_F_EXCL, &msg), &msg) :
+	ret = r ? msg_xfer(ls, rtnl_rule_build_add_request(r, NLM_F_CREATE | NLM_F_EXCL, &msg), &msg) :
 		  -ENOMEM;
 	if (ret == -EEXIST)
 		ret = 0;
@@ -440,7 +577,7 @@ static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bo
 	ret = parse_host(cidr, &src);
 	if (ret < 0)
 		return ret;
-	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, (uint8_t)nl_addr_get_family(src),
+	ret = dump_cache(ls, "route/rule", RTM_GETRULE, (uint8_t)nl_addr_get_family(src),
 			 sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		goto out;
@@ -451,7 +588,7 @@ static int rules_from(struct link_sock *ls, const char *cidr, uint32_t table, bo
 		if (!rs || nl_addr_cmp(rs, src) || (table && rtnl_rule_get_table(r) != table))
 			continue;
 		*has = true;
-		if (del && (ret = link_msg_xfer(ls, rtnl_rule_build_delete_request(r, 0, &msg), &msg)) < 0 &&
+		if (del && (ret = msg_xfer(ls, rtnl_rule_build_delete_request(r, 0, &msg), &msg)) < 0 &&
 		    ret != -ENOENT)
 			break;
 		ret = 0;
@@ -486,7 +623,7 @@ int link_rules_missing(struct link_sock *ls, const char *const *cidrs, int n, ui
 	*missing = -1;
 	if (n <= 0)
 		return 0;
-	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	ret = dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < n && has; i++) {
@@ -516,7 +653,7 @@ int link_rule_free_table(struct link_sock *ls, uint32_t first, uint32_t *table)
 	bool used;
 	int ret;
 
-	ret = link_dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
+	ret = dump_cache(ls, "route/rule", RTM_GETRULE, AF_UNSPEC, sizeof(struct rtgenmsg), &cache);
 	if (ret < 0)
 		return ret;
 	/* 252-255 are the kernel's own (compat, default, main, local). */

@@ -7,13 +7,13 @@
  * reads one.
  *
  * Which library serves where:
- *  - libnl-route-3 for link, address, route and rule *objects*: it encodes
- *    a change as a request (rtnl_*_build_*_request) and decodes replies into
+ *  - libnl-route-3 for address, route and rule *objects*: it encodes a
+ *    change as a request (rtnl_*_build_*_request) and decodes replies into
  *    objects (nl_msg_parse, nl_cache_parse_and_add). It never owns a socket
  *    here: its messages travel through nlio like any other.
- *  - libmnl for what libnl cannot say or we want byte-exact: RDMA netlink,
- *    the PF's VF requests, the shaped netns move, alternative names, a
- *    cleared alias. Its socket is the socket.
+ *  - libmnl for links (alternative names, the shaped netns move, IPoIB's
+ *    20-byte addresses, one request per read or change), the PF's VF
+ *    requests and RDMA netlink. Its socket is the socket.
  * Why libmnl's socket and not libnl's: libnl's receive loop checks
  * sequence numbers against a counter of its own that a request sent beside
  * it on its fd would put out of step, and it hides the ACK's extended

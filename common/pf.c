@@ -12,12 +12,9 @@
  * pf_vf_info_parse.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <net/if.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -25,112 +22,12 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
-#include "file.h"
 #include "valid.h"
 #include "link.h"
 #include "lock.h"
 #include "nlio.h"
 #include "pf.h"
 #include "vf.h"
-
-/* ---- the driver's view in sysfs ---- */
-
-/* One "Key : value" line of the OFED config file into cfg; unknown keys are not ours. */
-static int sysfs_config_line(const char *key, const char *val, struct pf_vf_config *cfg)
-{
-	char *end;
-	long v;
-
-	if (!strcmp(key, "MAC")) {
-		if (valid_mac_parse(val, cfg->mac) < 0)
-			return -EBADMSG;
-		cfg->mask |= PF_VF_MAC;
-	} else if (!strcmp(key, "VLAN") || !strcmp(key, "QoS") || !strcmp(key, "MinTxRate") ||
-		   !strcmp(key, "MaxTxRate")) {
-		errno = 0;
-		v = strtol(val, &end, 10);
-		if (errno || end == val || v < 0 || v > (long)UINT32_MAX)
-			return -EBADMSG;
-		if (!strcmp(key, "VLAN")) {
-			cfg->vlan = (int)v;
-			cfg->mask |= PF_VF_VLAN;
-		} else if (!strcmp(key, "QoS")) {
-			cfg->qos = (int)v;
-		} else if (!strcmp(key, "MinTxRate")) {
-			cfg->min_tx_rate = (unsigned)v;
-			cfg->mask |= PF_VF_RATE;
-		} else {
-			cfg->max_tx_rate = (unsigned)v;
-			cfg->mask |= PF_VF_RATE;
-		}
-	} else if (!strcmp(key, "VLAN Proto")) {
-		cfg->vlan_proto = !strcasecmp(val, "802.1ad") ? ETH_P_8021AD : ETH_P_8021Q;
-	} else if (!strcmp(key, "SpoofCheck") || !strcmp(key, "Trust")) {
-		bool on = !strcasecmp(val, "ON");
-
-		if (!on && strcasecmp(val, "OFF"))
-			return -EBADMSG;
-		if (key[0] == 'S') {
-			cfg->spoofchk = on;
-			cfg->mask |= PF_VF_SPOOFCHK;
-		} else {
-			cfg->trust = on;
-			cfg->mask |= PF_VF_TRUST;
-		}
-	} else if (!strcmp(key, "LinkState")) {
-		if (!strcasecmp(val, "Follow") || !strcasecmp(val, "Auto"))
-			cfg->link_state = IFLA_VF_LINK_STATE_AUTO;
-		else if (!strcasecmp(val, "Up") || !strcasecmp(val, "Enable"))
-			cfg->link_state = IFLA_VF_LINK_STATE_ENABLE;
-		else if (!strcasecmp(val, "Down") || !strcasecmp(val, "Disable"))
-			cfg->link_state = IFLA_VF_LINK_STATE_DISABLE;
-		else
-			return -EBADMSG;
-		cfg->mask |= PF_VF_LINK_STATE;
-	}
-	return 0;
-}
-
-int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
-		    struct pf_vf_config *cfg)
-{
-	char path[PATH_MAX], text[4096], *line, *next, *colon, *key, *val, *e;
-	ssize_t n;
-	int ret = 0;
-
-	if (vf_index < 0)
-		return -EINVAL;
-	ret = snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/sriov/%d/config", sysfs_root,
-		       pf_bdf, vf_index);
-	if (ret < 0 || (size_t)ret >= sizeof(path))
-		return -ENAMETOOLONG;
-	n = file_read(AT_FDCWD, path, 0, text, sizeof(text));
-	if (n < 0)
-		return (int)n;
-	ret = 0;
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->vlan_proto = ETH_P_8021Q;
-	for (line = text; ret == 0 && *line; line = next) {
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = '\0';
-		colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon = '\0';
-		key = line;
-		for (e = colon; e > key && (e[-1] == ' ' || e[-1] == '\t'); e--)
-			e[-1] = '\0';
-		val = colon + 1;
-		while (*val == ' ' || *val == '\t')
-			val++;
-		val[strcspn(val, " \t")] = '\0';
-		ret = sysfs_config_line(key, val, cfg);
-	}
-	if (ret == 0 && !(cfg->mask & PF_VF_MAC))
-		ret = -EBADMSG;
-	return ret;
-}
 
 /* ---- requests ---- */
 
@@ -148,121 +45,150 @@ static const void *vf_payload(const struct nlattr *a, size_t len)
 	return mnl_attr_get_payload_len(a) >= len ? mnl_attr_get_payload(a) : NULL;
 }
 
+/* These start with the VF index; nests and IFLA_VF_BROADCAST do not. */
+static bool vf_indexed(uint16_t type)
+{
+	return type == IFLA_VF_MAC || type == IFLA_VF_VLAN || type == IFLA_VF_RATE ||
+	       type == IFLA_VF_TX_RATE || type == IFLA_VF_SPOOFCHK || type == IFLA_VF_TRUST ||
+	       type == IFLA_VF_LINK_STATE;
+}
+
+/* Every attribute of one IFLA_VF_INFO names the same VF: *idx (-1 until one did). */
+static int vf_index(uint32_t vf, int *idx)
+{
+	if (*idx >= 0 && (int)vf != *idx)
+		return -EBADMSG;
+	*idx = (int)vf;
+	return 0;
+}
+
+/* The first IFLA_VF_VLAN_INFO of an IFLA_VF_VLAN_LIST, which carries the VF index too. */
+static int vf_vlan_list(const struct nlattr *list, int *idx, struct pf_vf_config *cfg)
+{
+	const struct nlattr *v;
+
+	mnl_attr_for_each_nested(v, list) {
+		const struct ifla_vf_vlan_info *vi = vf_payload(v, sizeof(*vi));
+
+		if (mnl_attr_get_type(v) != IFLA_VF_VLAN_INFO)
+			continue;
+		if (!vi || vf_index(vi->vf, idx) < 0)
+			return -EBADMSG;
+		cfg->vlan = (int)vi->vlan;
+		cfg->qos = (int)vi->qos;
+		cfg->vlan_proto = ntohs(vi->vlan_proto);
+		cfg->mask |= PF_VF_VLAN;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * IFLA_VF_SPOOFCHK or IFLA_VF_TRUST (one layout): the kernel reports -1
+ * for a setting the driver does not implement, which stays out of cfg.
+ */
+static int vf_flag(const struct nlattr *a, bool *val, unsigned bit, struct pf_vf_config *cfg)
+{
+	const struct ifla_vf_spoofchk *f = vf_payload(a, sizeof(*f));
+
+	if (!f)
+		return -EBADMSG;
+	if (f->setting != (uint32_t)-1) {
+		*val = f->setting;
+		cfg->mask |= bit;
+	}
+	return 0;
+}
+
+/* One attribute that starts with the VF index into cfg; *have_rate: IFLA_VF_RATE was seen. */
+static int vf_field(const struct nlattr *a, struct pf_vf_config *cfg, bool *have_rate)
+{
+	switch (mnl_attr_get_type(a)) {
+	case IFLA_VF_MAC: {
+		const struct ifla_vf_mac *m = vf_payload(a, sizeof(*m));
+
+		if (!m)
+			return -EBADMSG;
+		memcpy(cfg->mac, m->mac, 6);
+		cfg->mask |= PF_VF_MAC;
+		break;
+	}
+	case IFLA_VF_VLAN: {
+		const struct ifla_vf_vlan *vl = vf_payload(a, sizeof(*vl));
+
+		if (!vl)
+			return -EBADMSG;
+		cfg->vlan = (int)vl->vlan;
+		cfg->qos = (int)vl->qos;
+		if (!(cfg->mask & PF_VF_VLAN))
+			cfg->vlan_proto = ETH_P_8021Q;
+		cfg->mask |= PF_VF_VLAN;
+		break;
+	}
+	case IFLA_VF_RATE: {
+		const struct ifla_vf_rate *r = vf_payload(a, sizeof(*r));
+
+		if (!r)
+			return -EBADMSG;
+		cfg->min_tx_rate = r->min_tx_rate;
+		cfg->max_tx_rate = r->max_tx_rate;
+		cfg->mask |= PF_VF_RATE;
+		*have_rate = true;
+		break;
+	}
+	case IFLA_VF_TX_RATE: {
+		const struct ifla_vf_tx_rate *r = vf_payload(a, sizeof(*r));
+
+		if (!r)
+			return -EBADMSG;
+		/* The older attribute, max only: IFLA_VF_RATE says more when both come. */
+		if (!*have_rate) {
+			cfg->max_tx_rate = r->rate;
+			cfg->mask |= PF_VF_RATE;
+		}
+		break;
+	}
+	case IFLA_VF_SPOOFCHK:
+		return vf_flag(a, &cfg->spoofchk, PF_VF_SPOOFCHK, cfg);
+	case IFLA_VF_TRUST:
+		return vf_flag(a, &cfg->trust, PF_VF_TRUST, cfg);
+	case IFLA_VF_LINK_STATE: {
+		const struct ifla_vf_link_state *l = vf_payload(a, sizeof(*l));
+
+		if (!l)
+			return -EBADMSG;
+		cfg->link_state = (int)l->link_state;
+		cfg->mask |= PF_VF_LINK_STATE;
+		break;
+	}
+	}
+	return 0;
+}
+
 int pf_vf_info_parse(const struct nlattr *info, int *vf, struct pf_vf_config *cfg)
 {
-	const struct nlattr *a, *v;
+	const struct nlattr *a;
 	bool have_rate = false;
-	int idx = -1;
+	int idx = -1, ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	mnl_attr_for_each_nested(a, info) {
 		uint16_t type = mnl_attr_get_type(a);
 		const uint32_t *p;
 
-		/* These start with the VF index; nests and IFLA_VF_BROADCAST do not. */
-		if (type == IFLA_VF_MAC || type == IFLA_VF_VLAN || type == IFLA_VF_RATE ||
-		    type == IFLA_VF_TX_RATE || type == IFLA_VF_SPOOFCHK || type == IFLA_VF_TRUST ||
-		    type == IFLA_VF_LINK_STATE) {
+		if (type == IFLA_VF_VLAN_LIST) {
+			ret = vf_vlan_list(a, &idx, cfg);
+		} else if (vf_indexed(type)) {
 			p = vf_payload(a, sizeof(uint32_t));
-			if (!p || (idx >= 0 && (int)*p != idx))
-				return -EBADMSG;
-			idx = (int)*p;
-		}
-		switch (type) {
-		case IFLA_VF_MAC: {
-			const struct ifla_vf_mac *m = vf_payload(a, sizeof(*m));
-
-			if (!m)
-				return -EBADMSG;
-			memcpy(cfg->mac, m->mac, 6);
-			cfg->mask |= PF_VF_MAC;
-			break;
-		}
-		case IFLA_VF_VLAN: {
-			const struct ifla_vf_vlan *vl = vf_payload(a, sizeof(*vl));
-
-			if (!vl)
-				return -EBADMSG;
-			cfg->vlan = (int)vl->vlan;
-			cfg->qos = (int)vl->qos;
-			if (!(cfg->mask & PF_VF_VLAN))
-				cfg->vlan_proto = ETH_P_8021Q;
-			cfg->mask |= PF_VF_VLAN;
-			break;
-		}
-		case IFLA_VF_VLAN_LIST:
-			mnl_attr_for_each_nested(v, a) {
-				const struct ifla_vf_vlan_info *vi = vf_payload(v, sizeof(*vi));
-
-				if (mnl_attr_get_type(v) != IFLA_VF_VLAN_INFO)
-					continue;
-				if (!vi || (idx >= 0 && (int)vi->vf != idx))
-					return -EBADMSG;
-				idx = (int)vi->vf;
-				cfg->vlan = (int)vi->vlan;
-				cfg->qos = (int)vi->qos;
-				cfg->vlan_proto = ntohs(vi->vlan_proto);
-				cfg->mask |= PF_VF_VLAN;
-				break;
-			}
-			break;
-		case IFLA_VF_RATE: {
-			const struct ifla_vf_rate *r = vf_payload(a, sizeof(*r));
-
-			if (!r)
-				return -EBADMSG;
-			cfg->min_tx_rate = r->min_tx_rate;
-			cfg->max_tx_rate = r->max_tx_rate;
-			cfg->mask |= PF_VF_RATE;
-			have_rate = true;
-			break;
-		}
-		case IFLA_VF_TX_RATE: {
-			const struct ifla_vf_tx_rate *r = vf_payload(a, sizeof(*r));
-
-			if (!r)
-				return -EBADMSG;
-			if (!have_rate) {
-				cfg->max_tx_rate = r->rate;
-				cfg->mask |= PF_VF_RATE;
-			}
-			break;
-		}
-		case IFLA_VF_SPOOFCHK: {
-			const struct ifla_vf_spoofchk *s = vf_payload(a, sizeof(*s));
-
-			if (!s)
-				return -EBADMSG;
-			if (s->setting != (uint32_t)-1) {
-				cfg->spoofchk = s->setting;
-				cfg->mask |= PF_VF_SPOOFCHK;
-			}
-			break;
-		}
-		case IFLA_VF_TRUST: {
-			const struct ifla_vf_trust *t = vf_payload(a, sizeof(*t));
-
-			if (!t)
-				return -EBADMSG;
-			if (t->setting != (uint32_t)-1) {
-				cfg->trust = t->setting;
-				cfg->mask |= PF_VF_TRUST;
-			}
-			break;
-		}
-		case IFLA_VF_LINK_STATE: {
-			const struct ifla_vf_link_state *l = vf_payload(a, sizeof(*l));
-
-			if (!l)
-				return -EBADMSG;
-			cfg->link_state = (int)l->link_state;
-			cfg->mask |= PF_VF_LINK_STATE;
-			break;
-		}
-		default:
+			ret = p ? vf_index(*p, &idx) : -EBADMSG;
+			if (ret == 0)
+				ret = vf_field(a, cfg, &have_rate);
+		} else {
 			/* Stats, GUIDs, broadcast: not ours. */
-			break;
+			ret = 0;
 		}
+		if (ret < 0)
+			return ret;
 	}
 	if (idx < 0)
 		return -EBADMSG;

@@ -187,7 +187,7 @@ int sriov_rail_sysctls(const struct sriov_conf *conf, struct link_sock *pod_ls,
 	}
 	if (!st->held_down)
 		return 0;
-	ret = link_set_up_index(pod_ls, ifindex, true);
+	ret = link_set_up(pod_ls, ifindex, true);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "%s in the pod: cannot bring it up: %s",
 				  ifname, strerror(-ret));

@@ -147,7 +147,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	 */
 	old_free = name_free(pod_ls, orig->name) == -ENODEV;
 	drop_these_altnames(host_ls, orig->ifindex, altnames, n_altnames);
-	if (orig->up && link_down_first(host_ls, orig->ifindex) < 0)
+	if (orig->up && link_set_up(host_ls, orig->ifindex, false) < 0)
 		log_debug("%s: set down before the move failed; the move closes it", orig->name);
 	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
 	if (ret == 0) {
@@ -159,7 +159,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	undo = find_moved_in_pod(pod_ls, ret, ifname, orig->name, old_free, &idx);
 	if (undo == -ENODEV) {
 		/* Never left the host: as it was, up if it was. */
-		if (orig->up && (undo = link_set_up_index(host_ls, orig->ifindex, true)) < 0)
+		if (orig->up && (undo = link_set_up(host_ls, orig->ifindex, true)) < 0)
 			log_error("cannot set %s up again: %s", orig->name, strerror(-undo));
 		goto out;
 	}
@@ -252,8 +252,8 @@ static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 	ret = netns_open_current(&host_fd);
 	if (ret < 0)
 		goto out;
-	/* The move would close it anyway; closed beforehand it moves faster (see link_down_first). */
-	if (pod_up && link_down_first(pod_ls, pod_idx) < 0)
+	/* The move would close it anyway; closed beforehand it moves faster (see link_set_up). */
+	if (pod_up && link_set_up(pod_ls, pod_idx, false) < 0)
 		log_debug("%s: set down before the move failed; the move closes it", rec->ifname);
 	ret = link_move_shaped(pod_ls, pod_idx, host_fd, &home);
 	if (ret < 0 && find_moved(host_ls, rec->host_ifname, rec->ifname, old_free, &idx) == 0) {

@@ -183,7 +183,7 @@ assert_untouched "$orig"
 ip link del "$(sr_net 0)"
 
 t_begin "the kernel refuses to move an up VF: it stays on the host, up, as it was"
-# ADD sets an up link down before its move (link_down_first). A bridge
+# ADD sets an up link down before its move (link_set_up). A bridge
 # stands in for the VF: the kernel never moves one to another namespace.
 ip link del "$(sr_net 0)"
 ip link add "$(sr_net 0)" type bridge
