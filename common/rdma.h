@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rdma: RDMA devices through RDMA netlink (libmnl) and libibverbs.
+ * rdma: RDMA devices through RDMA netlink (libmnl).
  *
  * RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV) answers for the network
  * namespace of the socket, and a move additionally requires the calling
@@ -124,19 +124,5 @@ struct nlmsghdr *rdma_req_dev_rename(void *buf, uint32_t seq, uint32_t index, co
 int rdma_parse_sys(const void *buf, size_t len, uint32_t seq, bool *exclusive);
 int rdma_parse_devs(const void *buf, size_t len, uint32_t seq, rdma_dev_fn fn, void *data);
 int rdma_parse_ports(const void *buf, size_t len, uint32_t seq, rdma_port_fn fn, void *data);
-
-/* ---- libibverbs: from the namespace the device is in ---- */
-
-/* 0 when libibverbs lists the device here (and it opens), -ENODEV otherwise. */
-int rdma_verbs_dev_present(const char *name);
-/*
- * Index in the GID table of port `port` of the GID for address (IPv4 or
- * IPv6, a "/prefix" is ignored) of type RoCE v2 (or v1). The kernel fills
- * the table from the netdev's addresses asynchronously, so this polls for up
- * to wait_ms before -ENOENT. -ENODEV: no such device here; -EINVAL: bad
- * address or port.
- */
-int rdma_gid_index_for(const char *dev_name, uint32_t port, const char *address, bool roce_v2,
-		       unsigned wait_ms, int *index);
 
 #endif

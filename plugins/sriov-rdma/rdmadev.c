@@ -17,6 +17,7 @@
 #include "log.h"
 #include "netns.h"
 #include "sriov.h"
+#include "verbs.h"
 
 #define NETNS_MODE_FIX "load ib_core with netns_mode=0 (options ib_core netns_mode=0 in " \
 	"/etc/modprobe.d, or \"rdma system set netns exclusive\" at boot, before any pod starts)"

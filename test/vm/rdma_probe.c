@@ -25,6 +25,7 @@
 
 #include "nlio.h"
 #include "rdma.h"
+#include "verbs.h"
 
 static int fail(const char *what, int ret)
 {
