@@ -339,11 +339,11 @@ int pool_scanned(struct pool *p, const char *name, struct pool_record *r, struct
 }
 
 /*
- * Records are not fsync'd (README, "The pool-ipam store"): a power loss may
- * leave one garbled, and then its boot ID cannot be read. Its time can: a
- * file last written before this boot began belongs to a sandbox of an
- * earlier boot as surely as a readable record with another boot ID. A
- * second of slack for the boot time's rounding.
+ * Records are not fsync'd (docs/pool-ipam.md, "The pool-ipam store"): a
+ * power loss may leave one garbled, and then its boot ID cannot be read.
+ * Its time can: a file last written before this boot began belongs to a
+ * sandbox of an earlier boot as surely as a readable record with another
+ * boot ID. A second of slack for the boot time's rounding.
  */
 bool pool_before_boot(const struct pool *p, const char *name)
 {
