@@ -91,7 +91,13 @@ int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 	if (ret < 0)
 		return -errno;
 	p->boot_time = time(NULL) - up.tv_sec;
-	ret = state_dir_open(p->path, &p->dirfd);
+	/*
+	 * Not swept: that reads every entry, thousands in a full store, on
+	 * every call. The store's own temporary files are in tmp/, cleared
+	 * below under the lock; the ippool cache's, written in the store
+	 * itself, are swept when ADD opens it for the blocks.
+	 */
+	ret = state_dir_open_unswept(p->path, &p->dirfd);
 	if (ret < 0)
 		return ret;
 	ret = lock_take(p->dirfd, "lock", timeout_ms);
