@@ -97,11 +97,38 @@ void log_set_context(const char *command, const char *container_id, const char *
 	snprintf(lg.ifname, sizeof(lg.ifname), "%s", ifname ? ifname : "");
 }
 
+/*
+ * "YYYY-MM-DDTHH:MM:SS" in UTC by hand: gmtime_r reads /etc/localtime on
+ * its first call (glibc sets up the local zone whatever the function), a
+ * file to open and parse in every exec for a zone this stamp never uses.
+ * Days to a date as in H. Hinnant's civil_from_days: years that begin in
+ * March, in eras of 400 years.
+ */
+static int utc_stamp(char *buf, size_t len, time_t t)
+{
+	long long days = t / 86400, secs = t % 86400, era, doe, yoe, doy, mp, y, m, d;
+
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = yoe + era * 400 + (m <= 2);
+	return snprintf(buf, len, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", y, m, d,
+			secs / 3600, secs / 60 % 60, secs % 60);
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	char line[2048];
 	struct timespec ts;
-	struct tm tm;
 	size_t n;
 	int r;
 	va_list ap;
@@ -109,8 +136,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	if (lvl > lg.level || lvl < LOG_LVL_PANIC)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+	n = (size_t)utc_stamp(line, sizeof(line), ts.tv_sec);
 	r = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s[%ld] %s ", ts.tv_nsec / 1000000,
 		     lg.program, (long)getpid(), level_tags[lvl]);
 	n += (size_t)r;

@@ -158,6 +158,11 @@ int state_dir_open_existing(const char *path, int *dirfd)
 	return walk_open(path, false, dirfd);
 }
 
+int state_dir_open_unswept(const char *path, int *dirfd)
+{
+	return walk_open(path, true, dirfd);
+}
+
 int state_subdir_open(int dirfd, const char *name, int *subfd)
 {
 	int ret;

@@ -34,6 +34,12 @@
 int state_dir_open(const char *path, int *dirfd);
 /* The same for a directory that must exist already (-ENOENT): readers create nothing. */
 int state_dir_open_existing(const char *path, int *dirfd);
+/*
+ * state_dir_open without the sweep, which reads every entry: for a
+ * directory of many files whose writers keep their temporary files in a
+ * subdirectory that the caller clears itself.
+ */
+int state_dir_open_unswept(const char *path, int *dirfd);
 /* Same as state_dir_open, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
 

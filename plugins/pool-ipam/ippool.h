@@ -22,6 +22,9 @@
  * 5xx, 429, credentials refused), a cache of any age is used with one
  * warning. An authoritative "no block" (404, or the node absent from
  * status.allocations) removes the cache and fails.
+ *
+ * This module holds the config and the block; ippool_convert reads the
+ * resource, ippool_cache keeps the file, ippool_resolve puts them together.
  */
 #ifndef IPPOOL_H
 #define IPPOOL_H
@@ -94,53 +97,11 @@ int ippool_conf_parse(const cJSON *ipam, struct ippool_conf pools[IPPOOL_MAX], i
 int ippool_api_path(const struct ippool_conf *pc, char *buf, size_t len);
 
 /*
- * Convert a resource (the API server's JSON) into node's block.
- * -ENOENT: node is not in status.allocations (msg says so);
- * -EBADMSG: the object is not a usable IPPool/CIDRPool (msg names the field).
- */
-int ippool_convert(const struct ippool_conf *pc, const char *node, const char *json, size_t len,
-		   struct ippool_block *b, char *msg, size_t msglen);
-
-/*
  * Put the block into range set `set` of c (one range), its exclusions
  * into c's exclusions and its routes into c->routes. -ENOSPC when c has
  * no room left (msg says which table).
  */
 int ippool_apply(const struct ippool_block *b, struct ipam_conf *c, int set, char *msg,
 		 size_t msglen);
-
-/* ---- the cache: <store>/ippool.<set> ---- */
-
-/* Write the block atomically (0600, checksummed). */
-int ippool_cache_write(int store_dirfd, int set, const struct ippool_conf *pc, const char *node,
-		       const struct ippool_block *b);
-/*
- * Read it back: -ENOENT when absent or when it belongs to another pool or
- * node (a renamed pool or node must not inherit a block), -EBADMSG when
- * corrupt.
- */
-int ippool_cache_read(int store_dirfd, int set, const struct ippool_conf *pc, const char *node,
-		      struct ippool_block *b);
-int ippool_cache_remove(int store_dirfd, int set);
-
-/* ---- everything together ---- */
-
-enum ippool_source {
-	IPPOOL_FROM_CACHE = 0,		/* fresh cache, no request */
-	IPPOOL_FROM_API,		/* fetched now, cache rewritten */
-	IPPOOL_FROM_STALE_CACHE,	/* the API server failed; warning logged */
-};
-
-/*
- * This node's block of pool pc for range set `set`, as ADD needs it:
- * fresh cache, else a GET (at most pc->timeout), else the cache of any
- * age when the failure says nothing about the pool. `now` is the clock
- * (epoch seconds). Errors fill *err: code 11 when there is no block to
- * use yet (API unreachable and no cache, node not allocated), code 7 for
- * a pool that does not exist, refused credentials or a broken object.
- */
-int ippool_resolve(const struct ippool_conf *pc, int set, const char *node, int store_dirfd,
-		   long long now, struct ippool_block *b, enum ippool_source *src,
-		   struct cni_error *err);
 
 #endif

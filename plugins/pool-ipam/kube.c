@@ -174,60 +174,68 @@ static void free_headers(struct curl_slist *h)
 	cu.slist_free_all(h);
 }
 
-int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
-	     struct kube_reply *r, char *err, size_t errlen)
-{
-	char url[KUBE_MAX_URL], errbuf[CURL_ERROR_SIZE] = "", *auth = NULL;
+/* One GET: what its steps share. */
+struct request {
+	char url[KUBE_MAX_URL];
+	char errbuf[CURL_ERROR_SIZE];
+	struct curl_slist *headers;
+	char *auth;			/* "Authorization: Bearer <token>" */
+	size_t auth_len;
 	struct curl_blob ca, cert, key;
-	struct curl_slist *headers = NULL, *h;
-	struct sink sink = { 0 };
-	CURLcode rc = CURLE_OK;
-	CURL *curl = NULL;
-	size_t auth_len = 0;
-	int ret = 0, n;
+	struct sink sink;
+};
 
-	memset(r, 0, sizeof(*r));
+static int request_url(struct request *rq, const struct kube_config *kc, const char *path,
+		       long timeout_ms, char *err, size_t errlen)
+{
+	int n;
+
 	if (!path || !valid_path(path))
 		return kube_fail(err, errlen, -EINVAL, "API path \"%s\": want an absolute path without "
 			    "spaces", path ? path : "");
 	if (timeout_ms <= 0)
 		return kube_fail(err, errlen, -EINVAL, "API timeout %ld ms: want more than 0",
 			    timeout_ms);
-	n = snprintf(url, sizeof(url), "%s%s", kc->server, path);
-	if (n < 0 || (size_t)n >= sizeof(url))
+	n = snprintf(rq->url, sizeof(rq->url), "%s%s", kc->server, path);
+	if (n < 0 || (size_t)n >= sizeof(rq->url))
 		return kube_fail(err, errlen, -ENAMETOOLONG, "API URL longer than %d characters",
 			    KUBE_MAX_URL - 1);
+	return 0;
+}
 
-	pthread_once(&cu_once, cu_load);
-	if (cu.state < 0)
-		return kube_fail(err, errlen, cu.state, "cannot load libcurl (%s): install libcurl4 "
-			    "to read from the Kubernetes API server", cu.error);
-	curl = cu.easy_init();
-	if (!curl)
-		return kube_fail(err, errlen, -ENOMEM, "GET %s: curl_easy_init failed", url);
+static int request_headers(struct request *rq, const struct kube_config *kc)
+{
+	struct curl_slist *h;
 
 	h = cu.slist_append(NULL, "Accept: application/json");
 	if (!h)
-		goto oom;
-	headers = h;
-	if (kc->token) {
-		auth_len = strlen("Authorization: Bearer ") + strlen(kc->token) + 1;
-		auth = malloc(auth_len);
-		if (!auth)
-			goto oom;
-		snprintf(auth, auth_len, "Authorization: Bearer %s", kc->token);
-		h = cu.slist_append(headers, auth);
-		if (!h)
-			goto oom;
-		headers = h;
-	}
+		return -ENOMEM;
+	rq->headers = h;
+	if (!kc->token)
+		return 0;
+	rq->auth_len = strlen("Authorization: Bearer ") + strlen(kc->token) + 1;
+	rq->auth = malloc(rq->auth_len);
+	if (!rq->auth)
+		return -ENOMEM;
+	snprintf(rq->auth, rq->auth_len, "Authorization: Bearer %s", kc->token);
+	h = cu.slist_append(rq->headers, rq->auth);
+	if (!h)
+		return -ENOMEM;
+	rq->headers = h;
+	return 0;
+}
+
+static CURLcode request_options(CURL *curl, struct request *rq, const struct kube_config *kc,
+				long timeout_ms)
+{
+	CURLcode rc;
 
 #define SETOPT(opt, val) do {							\
 		rc = cu.easy_setopt(curl, opt, val);				\
 		if (rc != CURLE_OK)						\
-			goto curl_failed;					\
+			return rc;						\
 	} while (0)
-	SETOPT(CURLOPT_URL, url);
+	SETOPT(CURLOPT_URL, rq->url);
 	SETOPT(CURLOPT_PROTOCOLS_STR, "https");
 	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
 	SETOPT(CURLOPT_NOSIGNAL, 1L);
@@ -235,62 +243,92 @@ int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
 	SETOPT(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	/* One request per process: HTTP/2's multiplexing buys nothing here. */
 	SETOPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	SETOPT(CURLOPT_HTTPHEADER, headers);
+	SETOPT(CURLOPT_HTTPHEADER, rq->headers);
 	SETOPT(CURLOPT_USERAGENT, "sriov-rdma-cni/" PROJECT_VERSION);
-	SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+	SETOPT(CURLOPT_ERRORBUFFER, rq->errbuf);
 	SETOPT(CURLOPT_WRITEFUNCTION, sink_write);
-	SETOPT(CURLOPT_WRITEDATA, &sink);
+	SETOPT(CURLOPT_WRITEDATA, &rq->sink);
 	SETOPT(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_MAX_REPLY);
 	if (kc->insecure) {
 		SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
 		SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (kc->ca) {
 		/* The cluster's CA alone: a certificate the system store trusts is no API server. */
-		ca = (struct curl_blob){ kc->ca, kc->ca_len, CURL_BLOB_NOCOPY };
-		SETOPT(CURLOPT_CAINFO_BLOB, &ca);
+		rq->ca = (struct curl_blob){ kc->ca, kc->ca_len, CURL_BLOB_NOCOPY };
+		SETOPT(CURLOPT_CAINFO_BLOB, &rq->ca);
 		SETOPT(CURLOPT_CAINFO, NULL);
 		SETOPT(CURLOPT_CAPATH, NULL);
 	}
 	if (kc->cert) {
 		/* NOCOPY: the key stays in memory we wipe, not in a copy inside curl. */
-		cert = (struct curl_blob){ kc->cert, kc->cert_len, CURL_BLOB_NOCOPY };
-		key = (struct curl_blob){ kc->key, kc->key_len, CURL_BLOB_NOCOPY };
-		SETOPT(CURLOPT_SSLCERT_BLOB, &cert);
+		rq->cert = (struct curl_blob){ kc->cert, kc->cert_len, CURL_BLOB_NOCOPY };
+		rq->key = (struct curl_blob){ kc->key, kc->key_len, CURL_BLOB_NOCOPY };
+		SETOPT(CURLOPT_SSLCERT_BLOB, &rq->cert);
 		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");
-		SETOPT(CURLOPT_SSLKEY_BLOB, &key);
+		SETOPT(CURLOPT_SSLKEY_BLOB, &rq->key);
 		SETOPT(CURLOPT_SSLKEYTYPE, "PEM");
 	}
 #undef SETOPT
+	return CURLE_OK;
+}
 
-	rc = cu.easy_perform(curl);
-	if (rc != CURLE_OK)
-		goto curl_failed;
-	cu.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
-	if (!sink.buf && !(sink.buf = calloc(1, 1)))
-		goto oom;
-	r->body = sink.buf;
-	r->len = sink.len;
-	sink.buf = NULL;
-	goto out;
+static int request_failed(struct request *rq, CURLcode rc, long timeout_ms, char *err,
+			  size_t errlen)
+{
+	int ret = errno_of(rc, &rq->sink);
 
-curl_failed:
-	ret = errno_of(rc, &sink);
-	if (!errbuf[0])
-		snprintf(errbuf, sizeof(errbuf), "%s", cu.easy_strerror(rc));
-	one_line(errbuf);
+	if (!rq->errbuf[0])
+		snprintf(rq->errbuf, sizeof(rq->errbuf), "%s", cu.easy_strerror(rc));
+	one_line(rq->errbuf);
 	if (rc == CURLE_OPERATION_TIMEDOUT)
-		kube_fail(err, errlen, ret, "GET %s: no answer within %ld ms; %s", url, timeout_ms,
-		     hint_of(ret));
-	else
-		kube_fail(err, errlen, ret, "GET %s: %s; %s", url, errbuf, hint_of(ret));
+		return kube_fail(err, errlen, ret, "GET %s: no answer within %ld ms; %s", rq->url,
+				 timeout_ms, hint_of(ret));
+	return kube_fail(err, errlen, ret, "GET %s: %s; %s", rq->url, rq->errbuf, hint_of(ret));
+}
+
+int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
+	     struct kube_reply *r, char *err, size_t errlen)
+{
+	struct request rq = { 0 };
+	CURLcode rc;
+	CURL *curl;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = request_url(&rq, kc, path, timeout_ms, err, errlen);
+	if (ret < 0)
+		return ret;
+	pthread_once(&cu_once, cu_load);
+	if (cu.state < 0)
+		return kube_fail(err, errlen, cu.state, "cannot load libcurl (%s): install libcurl4 "
+			    "to read from the Kubernetes API server", cu.error);
+	curl = cu.easy_init();
+	if (!curl)
+		return kube_fail(err, errlen, -ENOMEM, "GET %s: curl_easy_init failed", rq.url);
+	if (request_headers(&rq, kc) < 0)
+		goto oom;
+	rc = request_options(curl, &rq, kc, timeout_ms);
+	if (rc == CURLE_OK)
+		rc = cu.easy_perform(curl);
+	if (rc != CURLE_OK) {
+		ret = request_failed(&rq, rc, timeout_ms, err, errlen);
+		goto out;
+	}
+	cu.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+	if (!rq.sink.buf && !(rq.sink.buf = calloc(1, 1)))
+		goto oom;
+	r->body = rq.sink.buf;
+	r->len = rq.sink.len;
+	rq.sink.buf = NULL;
 	goto out;
+
 oom:
-	ret = kube_fail(err, errlen, -ENOMEM, "GET %s: out of memory", url);
+	ret = kube_fail(err, errlen, -ENOMEM, "GET %s: out of memory", rq.url);
 out:
-	free(sink.buf);
-	if (headers)
-		free_headers(headers);
-	kube_secret_free(&auth, auth_len);
+	free(rq.sink.buf);
+	if (rq.headers)
+		free_headers(rq.headers);
+	kube_secret_free(&rq.auth, rq.auth_len);
 	cu.easy_cleanup(curl);
 	return ret;
 }

@@ -24,10 +24,14 @@
 #include "ipam.h"
 #include "ipam_conf.h"
 #include "ippool.h"
+#include "ippool_cache.h"
+#include "ippool_resolve.h"
 #include "log.h"
 #include "log_conf.h"
 #include "policy.h"
 #include "pool.h"
+#include "pool_add.h"
+#include "pool_gc.h"
 #include "state.h"
 
 #define RESOLV_CONF_MAX (64 * 1024)

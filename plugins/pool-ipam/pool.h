@@ -11,7 +11,9 @@
  *   r-<address>               a released address resting (releaseCooldown), by mtime
  *   last.<set>                the last address handed out in the set (round-robin)
  *
- * (pool_record reads and writes the records and names the entries.)
+ * (pool_record reads and writes the records and names the entries;
+ * pool_add picks and takes addresses, pool_gc releases what no attachment
+ * owns; this module opens the store, looks up, releases and counts.)
  *
  * An address is held while its a- exists, whatever the entry holds or its
  * link count: only a record the store can read, naming an owner that is
@@ -41,6 +43,8 @@
 #define POOL_H
 
 #include <limits.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "ipam.h"
 #include "pool_record.h"
@@ -76,13 +80,6 @@ int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 void pool_close(struct pool *p);
 
 /*
- * One address per range set into out[] (conf->n_sets entries). An owner
- * that already holds reservations gets them back. req[] (n_req) are
- * static requests, each for the set that contains it.
- */
-int pool_add(struct pool *p, const struct pool_owner *o, const struct ipam_addr *req, int n_req,
-	     struct ipam_addr out[IPAM_MAX_SETS], struct pool_diag *d);
-/*
  * Release every reservation of the owner; none is success. *released
  * counts them. An unreadable one is logged and left held: not an error.
  */
@@ -91,16 +88,44 @@ int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct p
 int pool_check(struct pool *p, const struct pool_owner *o, struct ipam_addr out[IPAM_MAX_SETS],
 	       struct pool_diag *d);
 /*
- * Release the reservations of an earlier boot, and those whose owner
- * owned(container_id, ifname, arg) does not name: the runtime's list of
- * valid attachments, which the store need not know the shape of.
- */
-int pool_gc(struct pool *p, bool (*owned)(const char *container_id, const char *ifname, void *arg),
-	    void *arg, int *released, struct pool_diag *d);
-/*
  * -EXFULL (diag.set) when a set has no address to give, counting
  * earlier-boot records as free; -errno when the store cannot take a write.
  */
 int pool_status(struct pool *p, struct pool_diag *d);
+
+/* ---- the entries, for pool_add and pool_gc ---- */
+
+/*
+ * The owner's reservation in set s: 0, -ENOENT, or -EBADMSG (its c- is
+ * unreadable). Repairs on the way: a store copied without hard links has
+ * its pair made one file again; with `repair` (ADD), a c- whose a- is
+ * missing (an ADD or a release cut short between its two links) gets its
+ * a- back, and a c- whose address went elsewhere is dropped.
+ */
+int pool_lookup(struct pool *p, const struct pool_owner *o, int s, struct pool_record *r,
+		bool repair, struct pool_diag *d);
+/*
+ * Free the address of reservation r. An a- or c- that is not r's
+ * (another owner's, or unreadable) is left alone: an a- holds its address
+ * whatever it says. c_st: r was just read from its c-, whose stat this is.
+ */
+int pool_release(struct pool *p, const struct pool_record *r, const struct stat *c_st);
+/* Calls fn on every directory entry whose name starts with prefix; stops at a non-zero return. */
+int pool_scan(struct pool *p, const char *prefix,
+	      int (*fn)(struct pool *p, const char *name, void *arg), void *arg);
+/*
+ * A record met by a scan: 0 when it can be acted on; 1 when it is gone,
+ * or unreadable or not what its name says (logged, and left held).
+ */
+int pool_scanned(struct pool *p, const char *name, struct pool_record *r, struct stat *st,
+		 bool (*names)(const char *name, const struct pool_record *r));
+/*
+ * An entry the store cannot read: an a- holds its address until a person
+ * looks, so say which and how to free it. A c- that shares no a- holds
+ * nothing, and goes.
+ */
+void pool_unreadable(struct pool *p, const char *name, int why);
+/* The entry was last written before this boot began. */
+bool pool_before_boot(const struct pool *p, const char *name);
 
 #endif

@@ -14,6 +14,9 @@
 #include "check.h"
 #include "ipam_conf.h"
 #include "ippool.h"
+#include "ippool_cache.h"
+#include "ippool_convert.h"
+#include "ippool_resolve.h"
 #include "state.h"
 
 static char root[64];

@@ -12,6 +12,8 @@
 #include "check.h"
 #include "ipam_conf.h"
 #include "pool.h"
+#include "pool_add.h"
+#include "pool_gc.h"
 
 static char root[64];		/* the test's temporary directory */
 static char proc_root[128];	/* a fake procfs holding the boot ID */
