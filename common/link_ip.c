@@ -49,6 +49,8 @@ static int nle_errno(int nle)
 	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
 	case NLE_NOADDR:	return -EADDRNOTAVAIL;
 	case NLE_MSGSIZE:	return -EMSGSIZE;
+	/* An interrupted dump (NLM_F_DUMP_INTR, EINTR from libmnl): dump() starts it over. */
+	case NLE_INTR:		return -EINTR;
 	default:		return -EIO;
 	}
 }
