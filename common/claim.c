@@ -143,7 +143,7 @@ int claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct claim *cl
 	if (ret < 0)
 		return ret;
 	snprintf(name, sizeof(name), "%s.lock", claim->bdf);
-	ret = lock_take(dirfd, name, timeout_ms);
+	ret = lock_take_waited(dirfd, name, timeout_ms, &claim->waited_ms);
 	if (ret < 0)
 		return ret;
 	claim->lock_fd = ret;

@@ -41,6 +41,7 @@ struct claim {
 	char bdf[VF_BDF_LEN];
 	enum claim_marker marker;		/* the marker when the lock was taken */
 	struct claim_owner owner;
+	double waited_ms;		/* for the lock, behind another attachment of the VF */
 };
 
 /* Lock the VF (waiting up to timeout_ms: -ETIMEDOUT) and read its marker; nothing is decided. */

@@ -87,8 +87,9 @@ out_restore:
 	return r;
 }
 
-int lock_take(int dirfd, const char *name, unsigned timeout_ms)
+int lock_take_waited(int dirfd, const char *name, unsigned timeout_ms, double *waited_ms)
 {
+	long long start;
 	int fd, r;
 
 	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
@@ -100,13 +101,22 @@ int lock_take(int dirfd, const char *name, unsigned timeout_ms)
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	r = errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
-	if (r == -ETIMEDOUT && timeout_ms > 0)
+	if (r == -ETIMEDOUT && timeout_ms > 0) {
+		start = now_us();
 		r = wait_lock(fd, timeout_ms);
+		if (waited_ms)
+			*waited_ms += (double)(now_us() - start) / 1000.0;
+	}
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
 	return fd;
+}
+
+int lock_take(int dirfd, const char *name, unsigned timeout_ms)
+{
+	return lock_take_waited(dirfd, name, timeout_ms, NULL);
 }
 
 void lock_release(int fd)

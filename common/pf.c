@@ -38,6 +38,7 @@ struct pf {
 	int lock_dirfd;			/* -1: pf_set takes no PF lock */
 	char lock_name[VF_BDF_LEN + 8];	/* "<pf-bdf>.pf.lock" */
 	unsigned refused;		/* the field the last pf_set failed on, 0: none */
+	double lock_waited_ms;		/* for the PF lock, behind other VFs' settings */
 };
 
 static const void *vf_payload(const struct nlattr *a, size_t len)
@@ -460,7 +461,8 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 		return ret;
 	pf->refused = 0;
 	if (pf->lock_dirfd >= 0) {
-		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS);
+		lock_fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS,
+					   &pf->lock_waited_ms);
 		if (lock_fd < 0)
 			return lock_fd;
 	}
@@ -481,6 +483,11 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 	}
 	lock_release(lock_fd);
 	return ret;
+}
+
+double pf_lock_waited_ms(const struct pf *pf)
+{
+	return pf->lock_waited_ms;
 }
 
 unsigned pf_refused(const struct pf *pf)
@@ -600,7 +607,8 @@ int pf_set_guids(struct pf *pf, int vf_index, const struct pf_vf_guids *g)
 	node.guid = g->node;
 	port.guid = g->port;
 	if (pf->lock_dirfd >= 0) {
-		lock_fd = lock_take(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS);
+		lock_fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS,
+					   &pf->lock_waited_ms);
 		if (lock_fd < 0)
 			return lock_fd;
 	}

@@ -108,6 +108,8 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
  * say which setting the driver refused.
  */
 unsigned pf_refused(const struct pf *pf);
+/* How long this handle's pf_set and pf_set_guids waited for the PF's lock, in all. */
+double pf_lock_waited_ms(const struct pf *pf);
 
 /* An all-zero MAC: the PF holds none for the VF (mlx5's default; clearing one on igb). */
 bool pf_mac_unset(const uint8_t mac[6]);

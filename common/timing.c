@@ -59,8 +59,29 @@ void timing_format(const struct timing *t, char *out, size_t len)
 		off += (size_t)n;
 	}
 	now_of(t, &now);
-	if (off < len)
-		snprintf(out + off, len - off, "total=%.2fms", ms_between(&t->start, &now));
+	n = snprintf(out + off, len - off, "total=%.2fms", ms_between(&t->start, &now));
+	for (i = 0; i < t->n_waits && n >= 0 && (size_t)n < len - off; i++) {
+		off += (size_t)n;
+		n = snprintf(out + off, len - off, "%s%s=%.2fms", i ? " " : ", lock waits ",
+			     t->waits[i].name, t->waits[i].ms);
+	}
+}
+
+void timing_wait(struct timing *t, const char *name, double ms)
+{
+	int i;
+
+	for (i = 0; i < t->n_waits; i++)
+		if (!strcmp(t->waits[i].name, name))
+			break;
+	if (i == TIMING_MAX_WAITS)
+		return;
+	if (i == t->n_waits) {
+		t->waits[i].name = name;
+		t->waits[i].ms = 0;
+		t->n_waits++;
+	}
+	t->waits[i].ms += ms;
 }
 
 static bool lower_hex(const char *s, size_t n, bool *zero)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #define TIMING_MAX_STEPS	24
+#define TIMING_MAX_WAITS	4
 
 struct timing {
 	/* NULL: CLOCK_MONOTONIC; a test's clock, set after timing_start (with start and last). */
@@ -23,12 +24,26 @@ struct timing {
 		const char *name;	/* static storage: the caller's step names */
 		double ms;
 	} steps[TIMING_MAX_STEPS];
+	int n_waits;
+	struct {
+		const char *name;	/* static storage, as a step's */
+		double ms;
+	} waits[TIMING_MAX_WAITS];
 };
 
 void timing_start(struct timing *t);
 /* The time since the last lap (or the start) goes to step `name`, added up when it repeats. */
 void timing_lap(struct timing *t, const char *name);
-/* "claim=0.12ms record=0.40ms ... total=3.10ms"; steps beyond the buffer are cut. */
+/*
+ * Time spent waiting for lock `name` (inside the steps, not beside them),
+ * added up per name; a name beyond TIMING_MAX_WAITS is dropped.
+ */
+void timing_wait(struct timing *t, const char *name, double ms);
+/*
+ * "claim=0.12ms record=0.40ms ... total=3.10ms", then the lock waits, if
+ * any were noted: ", lock waits vf=0.00ms pf=1.20ms"; what does not fit
+ * the buffer is cut.
+ */
 void timing_format(const struct timing *t, char *out, size_t len);
 
 /*

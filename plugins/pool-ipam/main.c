@@ -467,7 +467,8 @@ static int do_add(struct cni_request *req, struct run *run, struct cni_result *r
 	for (s = 0; s < c->n_sets; s++) {
 		result_ip(c, s, &got[s], &res->ips[res->n_ips++]);
 		ipam_addr_format(&got[s], a, sizeof(a));
-		log_info("reserved %s in range set %d", a, s);
+		log_info("reserved %s in range set %d; lock waits pool=%.2fms", a, s,
+			 p.lock_waited_ms);
 	}
 	memcpy(res->routes, c->routes, sizeof(c->routes[0]) * (size_t)c->n_routes);
 	res->n_routes = c->n_routes;
@@ -493,7 +494,8 @@ static int do_del(struct cni_request *req, struct run *run, struct cni_error *er
 		pool_error(ret, c, &p, &d, err);
 	pool_close(&p);
 	if (ret == 0)
-		log_info("released %d reservation(s)", released);
+		log_info("released %d reservation(s); lock waits pool=%.2fms", released,
+			 p.lock_waited_ms);
 	return ret < 0 ? -1 : 0;
 }
 

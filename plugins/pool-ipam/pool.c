@@ -100,7 +100,7 @@ int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 	ret = state_dir_open_unswept(p->path, &p->dirfd);
 	if (ret < 0)
 		return ret;
-	ret = lock_take(p->dirfd, "lock", timeout_ms);
+	ret = lock_take_waited(p->dirfd, "lock", timeout_ms, &p->lock_waited_ms);
 	if (ret < 0)
 		goto err_dir;
 	p->lockfd = ret;

@@ -58,6 +58,7 @@ struct pool {
 	int dirfd, tmpfd, lockfd;
 	char boot_id[64];
 	time_t boot_time;		/* when this boot began, by the wall clock */
+	double lock_waited_ms;		/* for the lock, behind other ADDs and DELs of the network */
 };
 
 struct pool_diag {

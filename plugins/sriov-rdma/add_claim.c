@@ -87,6 +87,7 @@ int add_claim_run(struct add_ctx *c, struct cni_error *err)
 	int ret;
 
 	ret = claim_take(c->pci_fd, c->vf.bdf, &c->me, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	timing_wait(&c->timing, "vf", c->claim.waited_ms);
 	if (ret == -EBUSY) {
 		claim_owner_format(&c->claim.owner, who, sizeof(who));
 		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);

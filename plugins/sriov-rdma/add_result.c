@@ -98,6 +98,7 @@ void add_log_success(struct add_ctx *c, const struct cni_result *res)
 					c->rec.addrs[i]);
 	rdma_summary(c, rdma, sizeof(rdma));
 	timing_lap(&c->timing, "result");
+	timing_wait(&c->timing, "pf", c->pf ? pf_lock_waited_ms(c->pf) : 0);
 	timing_format(&c->timing, steps, sizeof(steps));
 	trace_suffix(trace, sizeof(trace));
 	log_info("VF %s: %s -> %s in %s, mac %s, addresses %s, %s; steps %s%s", c->vf.bdf,

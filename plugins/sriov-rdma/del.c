@@ -129,10 +129,11 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
  * the MAC from before the attachment, unless the PF reports it already
  * (on igb the netdev's own MAC shows there, unpinned, as before the
  * attachment; pinning it again would refuse the next VF-side change).
- * pf_lock_dirfd: where the PF's lock lives, -1 for none.
+ * pf_lock_dirfd: where the PF's lock lives, -1 for none; timing, if not
+ * NULL, gets the time waited for it.
  */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
-			     const char *sysfs_root, bool pin_mac)
+			     const char *sysfs_root, bool pin_mac, struct timing *timing)
 {
 	struct pf_vf_config cfg = rec->vf_orig, now;
 	char pf_name[IFNAMSIZ];
@@ -171,6 +172,8 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
+	if (timing)
+		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	return ret;
 }
@@ -241,7 +244,7 @@ static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 {
 	int ret;
 
-	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true);
+	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing);
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -291,7 +294,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false);
+	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing);
 	lap(timing, "vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
@@ -434,6 +437,7 @@ static int lock_vf(struct del_ctx *c)
 	if (c->pci_fd < 0 || !c->bdf[0])
 		return 0;
 	ret = claim_lock(c->pci_fd, c->bdf, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	timing_wait(&c->timing, "vf", c->claim.waited_ms);
 	if (ret < 0 && ret != -ETIMEDOUT) {
 		log_error("deviceID %s: cannot lock the VF in %s/%s: %s: going on without the lock",
 			  c->bdf, c->state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));

@@ -245,4 +245,15 @@ else
 	t_eq "$(find "$DATA/nfs" -name 'a-*' | wc -l)" 0 "released"
 fi
 
+t_begin "ADD and DEL log what they waited for the pool's lock"
+CLW=$(conf nlw 1.1.0 "\"subnet\":\"10.72.0.0/24\",\"logFile\":\"$T_TMP/lw.log\"")
+run ADD "$CLW" lw1
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+run DEL "$CLW" lw1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(grep -cE ' INFO ADD lw1:net1: reserved 10\.72\.0\.1 in range set 0; lock waits pool=[0-9]+\.[0-9]{2}ms$' "$T_TMP/lw.log")" 1 \
+	"ADD's line ($(cat "$T_TMP/lw.log"))"
+t_eq "$(grep -cE ' INFO DEL lw1:net1: released 1 reservation\(s\); lock waits pool=[0-9]+\.[0-9]{2}ms$' "$T_TMP/lw.log")" 1 \
+	"DEL's line"
+
 t_done

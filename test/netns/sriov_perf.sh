@@ -172,6 +172,9 @@ for step in checks claim rdma-plan record vf-config ipam-spawn rdma netdev sysct
 	t_eq "$(grep -cE "[ ;]$step=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 "ADD line has $step ($line)"
 done
 t_contains "$line" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "ADD line names the trace"
+# What it waited for the VF's and the PF's locks (vlan goes through the PF).
+t_eq "$(grep -cE "total=[0-9.]+ms, lock waits vf=[0-9]+\.[0-9]{2}ms pf=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 \
+	"ADD line has its lock waits ($line)"
 # A malformed traceparent is ignored, never echoed.
 TRACEPARENT="00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1;x" t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c9
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
@@ -181,6 +184,8 @@ for step in record lock ipam-spawn vf-config rdma netdev state total; do
 	t_eq "$(grep -cE "[ ;]$step=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 "DEL line has $step ($line)"
 done
 t_not_contains "$line" "trace" "DEL line: no trace from a bad traceparent"
+t_eq "$(grep -cE "total=[0-9.]+ms, lock waits vf=[0-9]+\.[0-9]{2}ms pf=[0-9]+\.[0-9]{2}ms" <<<"$line")" 1 \
+	"DEL line has its lock waits ($line)"
 TRACEPARENT=$TP t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 TRACEPARENT=$TP t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c10
 t_contains "$(grep ' INFO DEL .*released' "$LOG" | tail -1)" ", trace 4bf92f3577b34da6a3ce929d0e0e4736" "DEL line names the trace"

@@ -117,6 +117,62 @@ static void test_waiter_gets_released_lock(void)
 	lock_release(fd);
 }
 
+/* Whether /proc/locks lists a waiter ("->") for the file of inode ino. */
+static int waiter_listed(unsigned long ino)
+{
+	char line[256], tail[32];
+	int found = 0;
+	FILE *f;
+
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	snprintf(tail, sizeof(tail), ":%lu ", ino);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "->") && strstr(line, tail);
+	fclose(f);
+	return found;
+}
+
+/*
+ * The time waited is reported when the lock was held, and nothing is added
+ * when it was free. The holder lets go only once the kernel lists us as
+ * waiting: no guess at how long the machine takes to get there.
+ */
+static void test_waited_is_reported(void)
+{
+	struct holder h = hold("waited.lock");
+	double waited = 0;
+	struct stat st;
+	pid_t releaser;
+	int fd, i;
+
+	CHECK(h.pid > 0);
+	CHECK_INT(fstatat(rootfd, "waited.lock", &st, 0), 0);
+	fflush(stdout);
+	releaser = fork();
+	if (releaser == 0) {
+		/* A hang guard of ten minutes, not a bound on the machine's speed. */
+		for (i = 0; i < 600000 && !waiter_listed((unsigned long)st.st_ino); i++)
+			usleep(1000);
+		close(h.release);
+		_exit(0);
+	}
+	close(h.release);
+	fd = lock_take_waited(rootfd, "waited.lock", 3600000, &waited);
+	CHECK(fd >= 0);
+	CHECK(waited > 0);
+	CHECK_INT(reap(releaser), 0);
+	CHECK_INT(reap(h.pid), 0);
+	lock_release(fd);
+	/* Free now: nothing is added to what the caller had. */
+	waited = 7;
+	fd = lock_take_waited(rootfd, "waited.lock", 1000, &waited);
+	CHECK(fd >= 0);
+	CHECK(waited == 7);
+	lock_release(fd);
+}
+
 static void test_killed_holder_releases(void)
 {
 	struct holder h = hold("killed.lock");
@@ -181,6 +237,7 @@ int main(void)
 	RUN(test_uncontended);
 	RUN(test_timeout_while_held);
 	RUN(test_waiter_gets_released_lock);
+	RUN(test_waited_is_reported);
 	RUN(test_killed_holder_releases);
 	RUN(test_restores_caller_alarm);
 	RUN(test_bad_names);

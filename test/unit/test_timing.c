@@ -64,6 +64,33 @@ static void test_laps(void)
 	CHECK_STR(small, "a=8.75ms ");
 }
 
+static void test_lock_waits(void)
+{
+	static const long times[] = { 1000000, 1002000, 1003000 };
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+	struct timing t;
+	char out[256];
+	int i;
+
+	timing_start(&t);
+	script = times;
+	t.now = scripted_now;
+	scripted_now(&t.start);
+	t.last = t.start;
+	timing_lap(&t, "claim");
+	/* Waits add up per lock, in the order first noted, after the total. */
+	timing_wait(&t, "vf", 0.5);
+	timing_wait(&t, "pf", 1.25);
+	timing_wait(&t, "vf", 0.25);
+	timing_format(&t, out, sizeof(out));
+	CHECK_STR(out, "claim=2.00ms total=3.00ms, lock waits vf=0.75ms pf=1.25ms");
+	/* Locks beyond the table are dropped, not written past it. */
+	for (i = 0; i < TIMING_MAX_WAITS; i++)
+		timing_wait(&t, names[i], 1);
+	CHECK_INT(t.n_waits, TIMING_MAX_WAITS);
+	CHECK_STR(t.waits[TIMING_MAX_WAITS - 1].name, names[TIMING_MAX_WAITS - 3]);
+}
+
 static void test_laps_on_the_real_clock(void)
 {
 	struct timespec nap = { 0, 2000000 };
@@ -84,6 +111,7 @@ int main(void)
 {
 	RUN(test_trace_id);
 	RUN(test_laps);
+	RUN(test_lock_waits);
 	RUN(test_laps_on_the_real_clock);
 	return check_summary();
 }
