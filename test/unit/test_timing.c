@@ -40,6 +40,16 @@ static void scripted_now(struct timespec *ts)
 	ts->tv_nsec = (us % 1000000) * 1000;
 }
 
+/* A timing on the script's clock, started at its first time. */
+static void start_scripted(struct timing *t, const long *times)
+{
+	timing_start(t);
+	script = times;
+	t->now = scripted_now;
+	scripted_now(&t->start);
+	t->last = t->start;
+}
+
 static void test_laps(void)
 {
 	/* start, lap a, lap b, lap a, total, total */
@@ -47,11 +57,7 @@ static void test_laps(void)
 	struct timing t;
 	char out[256], small[12];
 
-	timing_start(&t);
-	script = times;
-	t.now = scripted_now;
-	scripted_now(&t.start);
-	t.last = t.start;
+	start_scripted(&t, times);
 	timing_lap(&t, "a");
 	timing_lap(&t, "b");
 	timing_lap(&t, "a");
@@ -72,11 +78,7 @@ static void test_lock_waits(void)
 	char out[256];
 	int i;
 
-	timing_start(&t);
-	script = times;
-	t.now = scripted_now;
-	scripted_now(&t.start);
-	t.last = t.start;
+	start_scripted(&t, times);
 	timing_lap(&t, "claim");
 	/* Waits add up per lock, in the order first noted, after the total. */
 	timing_wait(&t, "vf", 0.5);
