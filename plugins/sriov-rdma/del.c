@@ -251,7 +251,7 @@ static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 		return ret;
 	}
 	/* The rebind that applies them replaces the netdev. */
-	ret = sriov_ib_restore(rec, pf_lock_dirfd, sysfs_root);
+	ret = sriov_ib_restore(rec, pf_lock_dirfd, sysfs_root, timing);
 	lap(timing, "ib-guid");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "

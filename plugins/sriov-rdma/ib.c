@@ -286,7 +286,7 @@ static int rebind_wait_ms(void)
 }
 
 int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
-		   const struct sriov_record *rec, struct cni_error *err)
+		   const struct sriov_record *rec, struct timing *timing, struct cni_error *err)
 {
 	char netdev[IFNAMSIZ], rdma[64], bdf[VF_BDF_LEN];
 	struct pf *pf = NULL;
@@ -297,6 +297,8 @@ int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
 	if (open_pf(vf, pci_fd, &pf, err))
 		return -1;
 	ret = pf_set_guids(pf, vf->vf_index, &rec->ib.applied);
+	if (timing)
+		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the GUIDs of VF "
@@ -327,7 +329,8 @@ int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
 	return 0;
 }
 
-int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root)
+int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root,
+		     struct timing *timing)
 {
 	char netdev[IFNAMSIZ], rdma[64], guid[IB_GUID_STR_LEN];
 	struct pf *pf = NULL;
@@ -353,6 +356,8 @@ int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const ch
 		log_warn("VF %s: PF address %s: %s: its GUIDs go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
 	ret = pf_set_guids(pf, rec->vf_index, &rec->ib.orig);
+	if (timing)
+		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	if (ret < 0)
 		return ret;
@@ -454,7 +459,7 @@ static int after_rebind(struct add_ctx *c, struct cni_error *err)
 
 void sriov_ib_guid_undo(struct add_ctx *c)
 {
-	int ret = sriov_ib_restore(&c->rec, c->pci_fd, c->conf.paths.sysfs_root);
+	int ret = sriov_ib_restore(&c->rec, c->pci_fd, c->conf.paths.sysfs_root, &c->timing);
 
 	if (ret < 0)
 		log_error("VF %s: cannot restore its GUIDs on PF %s: %s", c->vf.bdf,
@@ -465,7 +470,7 @@ int sriov_ib_guid_run(struct add_ctx *c, struct cni_error *err)
 {
 	if (!c->rec.ib.guid_set)
 		return 0;
-	if (sriov_ib_apply(&c->conf, &c->vf, c->pci_fd, &c->rec, err) ||
+	if (sriov_ib_apply(&c->conf, &c->vf, c->pci_fd, &c->rec, &c->timing, err) ||
 	    after_rebind(c, err)) {
 		/* No later undo runs for this step: the VF's own GUIDs go back now. */
 		sriov_ib_guid_undo(c);

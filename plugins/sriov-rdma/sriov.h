@@ -429,15 +429,20 @@ int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct c
  */
 int sriov_ib_snapshot(const struct sriov_conf *conf, const struct vf_dev *vf, int pci_fd,
 		      struct sriov_record *rec, struct cni_error *err);
-/* Set rec->ib.applied and rebind the VF; *vf found again by its PCI address. */
+/*
+ * Set rec->ib.applied and rebind the VF; *vf found again by its PCI
+ * address. timing, if not NULL, gets the time waited for the PF's lock.
+ */
 int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
-		   const struct sriov_record *rec, struct cni_error *err);
+		   const struct sriov_record *rec, struct timing *timing, struct cni_error *err);
 /*
  * DEL and ADD's undo: the recorded original GUIDs back and the VF rebound
  * (pf_lock_dirfd -1: no PF lock). A PF or VF that is gone is skipped; a PF
  * refusing the GUIDs is an error; a rebind that does not settle is logged.
+ * timing as for sriov_ib_apply.
  */
-int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root);
+int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root,
+		     struct timing *timing);
 /*
  * DEL's fallback record for an InfiniBand VF: only its link state goes back
  * to the driver's default (IPoIB has no MAC, VLAN, spoof check, trust or
