@@ -3,8 +3,8 @@
  * pf: VF properties, read and written through their PF.
  *
  * VF properties are encoded as `ip link set PF vf N ...` encodes them
- * (iproute2 ip/iplink.c): one RTM_SETLINK per property, addressed by
- * IFLA_IFNAME, carrying IFLA_VFINFO_LIST > IFLA_VF_INFO > IFLA_VF_<x>.
+ * (iproute2 ip/iplink.c): one RTM_SETLINK addressed by IFLA_IFNAME,
+ * carrying IFLA_VFINFO_LIST > IFLA_VF_INFO > one IFLA_VF_<x> per property.
  *
  * The encoded requests go through a backend: the kernel's NETLINK_ROUTE
  * (over nlio), unless a test build of the plugins registers a stand-in
@@ -197,7 +197,7 @@ int pf_vf_info_parse(const struct nlattr *info, int *vf, struct pf_vf_config *cf
 	return 0;
 }
 
-/* The PF by name: pf_set builds each message afresh in the same buffer. */
+/* The PF by name, as `ip link set PF vf N ...` names it. */
 static struct nlmsghdr *put_pf_hdr(char *buf, size_t size, uint16_t type, const char *pf)
 {
 	struct nlmsghdr *nlh = link_msg_hdr(buf, size, type, 0);
@@ -443,21 +443,65 @@ int pf_get(struct pf *pf, int vf_index, struct pf_vf_config *cfg)
 	return (uint32_t)vf_index < ctx.num_vf ? -EOVERFLOW : -ENOENT;
 }
 
+/*
+ * The order in which the kernel (do_setvfinfo) applies the fields of one
+ * IFLA_VF_INFO: it stops at the first one the driver refuses, after the
+ * ones before it took effect, and does not say which it was.
+ */
+static const unsigned kernel_order[] = {
+	PF_VF_MAC, PF_VF_VLAN, PF_VF_RATE, PF_VF_SPOOFCHK, PF_VF_LINK_STATE, PF_VF_TRUST,
+};
+#define N_FIELDS (sizeof(kernel_order) / sizeof(kernel_order[0]))
+
+/* The fields of mask for VF vf in one RTM_SETLINK. */
+static int set_fields(struct pf *pf, int vf, unsigned mask, const struct pf_vf_config *cfg)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlattr *list, *info;
+	struct nlmsghdr *nlh;
+	size_t i;
+
+	nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
+	list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
+	info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
+	for (i = 0; i < N_FIELDS; i++)
+		if (mask & kernel_order[i])
+			put_vf_field(nlh, kernel_order[i], vf, cfg);
+	mnl_attr_nest_end(nlh, info);
+	mnl_attr_nest_end(nlh, list);
+	return pf_xfer(pf, nlh, NULL, NULL);
+}
+
+/*
+ * The fields one request each, in the kernel's order, up to the first
+ * refused: which field that is goes into the error an operator reads.
+ * Only after a batch failed, so the settings are idempotent to send again.
+ */
+static int set_fields_one_by_one(struct pf *pf, int vf, unsigned mask,
+				 const struct pf_vf_config *cfg)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < N_FIELDS && ret == 0; i++) {
+		if (!(mask & kernel_order[i]))
+			continue;
+		ret = set_fields(pf, vf, kernel_order[i], cfg);
+		if (ret < 0)
+			pf->refused = kernel_order[i];
+	}
+	return ret;
+}
+
 int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 {
-	static const unsigned order[] = {
-		PF_VF_VLAN, PF_VF_MAC, PF_VF_RATE, PF_VF_SPOOFCHK, PF_VF_TRUST, PF_VF_LINK_STATE,
-	};
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	struct nlattr *list, *info;
+	unsigned mask = cfg->mask & PF_VF_ALL;
 	int ret, lock_fd = -1;
-	size_t i;
 
 	if (vf_index < 0)
 		return -EINVAL;
 	ret = check_vf_config(cfg);
-	if (ret < 0 || !(cfg->mask & PF_VF_ALL))
+	if (ret < 0 || !mask)
 		return ret;
 	pf->refused = 0;
 	if (pf->lock_dirfd >= 0) {
@@ -466,21 +510,16 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 		if (lock_fd < 0)
 			return lock_fd;
 	}
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		if (!(cfg->mask & order[i]))
-			continue;
-		nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
-		list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
-		info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);
-		put_vf_field(nlh, order[i], vf_index, cfg);
-		mnl_attr_nest_end(nlh, info);
-		mnl_attr_nest_end(nlh, list);
-		ret = pf_xfer(pf, nlh, NULL, NULL);
-		if (ret < 0) {
-			pf->refused = order[i];
-			break;
-		}
-	}
+	/*
+	 * One request for all: each request holds RTNL, and the PF's lock
+	 * across the node's other VFs, so a VF's five settings as five
+	 * requests queued the node's other netlink users five times.
+	 */
+	ret = set_fields(pf, vf_index, mask, cfg);
+	if (ret < 0 && (mask & (mask - 1)))
+		ret = set_fields_one_by_one(pf, vf_index, mask, cfg);
+	else if (ret < 0)
+		pf->refused = mask;
 	lock_release(lock_fd);
 	return ret;
 }

@@ -45,7 +45,7 @@ struct nlattr;
 /*
  * How the requests on a PF travel. open: -ENODEV when there is no PF
  * netdev of that name. xfer sends req (one RTM_GETLINK or RTM_SETLINK
- * carrying one VF field, as pf_get and pf_set build them), asks for
+ * carrying the fields of one VF, as pf_get and pf_set build them), asks for
  * the ACK and runs cb (may be NULL) over every reply up to it: 0 or -errno.
  */
 struct pf_backend {
@@ -96,9 +96,13 @@ int pf_sysfs_config(const char *sysfs_root, const char *pf_bdf, int vf_index,
 /* The requests sent to PFs so far by this process (gets and sets). */
 unsigned pf_requests(void);
 /*
- * One RTM_SETLINK per field in cfg->mask, in sriov-cni's order: vlan, mac,
- * rate, spoofchk, trust, link state; under the PF's lock when
- * pf_lock_at named one (-ETIMEDOUT when it stays taken).
+ * The fields in cfg->mask in one RTM_SETLINK, which the kernel applies in
+ * its order (MAC, VLAN, rate, spoof check, link state, trust): a caller
+ * that needs another order, as the MAC after the rest, makes two calls.
+ * Under the PF's lock when pf_lock_at named one (-ETIMEDOUT when it stays
+ * taken). When the request fails, the fields are sent again one by one
+ * up to the refused one, which pf_refused names; the ones before it have
+ * taken effect.
  */
 int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 /*

@@ -205,7 +205,7 @@ static int fake_record(struct fake_pf *pf, const char *line)
  */
 static int fake_slow_set(struct fake_pf *pf, const char *line)
 {
-	char *data = NULL, buf[300];
+	char *data = NULL, buf[600];
 	long ms;
 	int ret;
 
@@ -216,7 +216,7 @@ static int fake_slow_set(struct fake_pf *pf, const char *line)
 		return ret;
 	ms = strtol(data, NULL, 10);
 	free(data);
-	snprintf(buf, sizeof(buf), "%ld %.255s", (long)getpid(), line);
+	snprintf(buf, sizeof(buf), "%ld %.511s", (long)getpid(), line);
 	ret = fake_append(pf, "timeline", buf);
 	if (ret == 0 && ms > 0)
 		usleep((useconds_t)(ms > 10000 ? 10000 : ms) * 1000);
@@ -636,9 +636,9 @@ static int fake_update_vf(struct fake_pf *pf, int vf, int (*change)(struct fake_
 	for (i = 0; i < st.n; i++) {
 		if (st.vfs[i].vf != vf)
 			continue;
+		/* Saved even when refused: the kernel keeps the fields before the refused one. */
 		*nlerr = change(&st.vfs[i], arg);
-		if (!*nlerr)
-			ret = fake_save(pf, &st);
+		ret = fake_save(pf, &st);
 		break;
 	}
 	free(st.vfs);
@@ -708,29 +708,84 @@ static int fake_setguids(struct fake_pf *pf, const struct nlattr *list,
 	return fake_update_vf(pf, vf, set_guids, &g, nlerr);
 }
 
-static int set_field(struct fake_vf *v, void *arg)
-{
-	const struct pf_vf_config *c = arg;
+/* The order in which the kernel's do_setvfinfo applies the fields of one IFLA_VF_INFO. */
+static const unsigned kernel_order[] = {
+	PF_VF_MAC, PF_VF_VLAN, PF_VF_RATE, PF_VF_SPOOFCHK, PF_VF_LINK_STATE, PF_VF_TRUST,
+};
 
-	/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
-	if (v->ib && c->mask != PF_VF_LINK_STATE)
-		return EOPNOTSUPP;
-	fake_apply(&v->cfg, c->mask, c);
+struct set_req {
+	struct pf_vf_config cfg;	/* mask: the fields the driver takes */
+	int err;			/* what the driver answers for the next one, 0: none */
+};
+
+/* As the kernel: field by field, up to the first the driver refuses, the ones before it kept. */
+static int set_fields(struct fake_vf *v, void *arg)
+{
+	const struct set_req *r = arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(kernel_order) / sizeof(kernel_order[0]); i++) {
+		if (!(r->cfg.mask & kernel_order[i]))
+			continue;
+		/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
+		if (v->ib && kernel_order[i] != PF_VF_LINK_STATE)
+			return EOPNOTSUPP;
+		fake_apply(&v->cfg, kernel_order[i], &r->cfg);
+	}
+	return r->err;
+}
+
+/* " vf=N <field>" for one field of c, as each attribute of the request carries the VF index. */
+static int format_field(unsigned field, int vf, const struct pf_vf_config *c, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, " vf=%d ", vf);
+
+	buf += n;
+	len -= (size_t)n;
+	switch (field) {
+	case PF_VF_MAC:
+		snprintf(buf, len, "mac=%02x:%02x:%02x:%02x:%02x:%02x",
+			 c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
+		break;
+	case PF_VF_VLAN:
+		if (c->vlan_proto != ETH_P_8021Q && c->vlan_proto != ETH_P_8021AD)
+			return -EINVAL;
+		snprintf(buf, len, "vlan=%d qos=%d proto=%s", c->vlan, c->qos,
+			 proto_name(c->vlan_proto));
+		break;
+	case PF_VF_RATE:
+		snprintf(buf, len, "rate min=%u max=%u", c->min_tx_rate, c->max_tx_rate);
+		break;
+	case PF_VF_SPOOFCHK:
+		snprintf(buf, len, "spoofchk=%s", c->spoofchk ? "on" : "off");
+		break;
+	case PF_VF_TRUST:
+		snprintf(buf, len, "trust=%s", c->trust ? "on" : "off");
+		break;
+	case PF_VF_LINK_STATE:
+		if (c->link_state < 0 || c->link_state > IFLA_VF_LINK_STATE_DISABLE)
+			return -EINVAL;
+		snprintf(buf, len, "link_state=%s", link_state_names[c->link_state]);
+		break;
+	}
 	return 0;
 }
 
 /*
- * An RTM_SETLINK carrying exactly one field of one VF, as pf_set sends
- * them. *nlerr gets the errno the kernel would answer with (0: success);
+ * An RTM_SETLINK carrying fields of one VF, as pf_set sends them: one
+ * line in <pf>.calls per request, "setlink pf=P" and then " vf=N field"
+ * for each field in the kernel's order; <pf>.fail refuses a field by its
+ * name. *nlerr gets the errno the kernel would answer with (0: success);
  * the return value reports trouble with the fake's own files.
  */
 static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nlerr)
 {
 	const struct nlattr *list = link_msg_attr(req, IFLA_VFINFO_LIST), *a, *info = NULL;
+	struct set_req r = { .err = 0 };
 	struct pf_vf_config c;
-	char line[256], mac[18];
-	const char *op;
-	int vf, n = 0, ret;
+	char line[512];
+	size_t i, n;
+	int vf, k = 0, ret, err;
 
 	*nlerr = EINVAL;
 	if (!list)
@@ -738,49 +793,36 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 	mnl_attr_for_each_nested(a, list) {
 		if (mnl_attr_get_type(a) == IFLA_VF_INFO)
 			info = a;
-		n++;
+		k++;
 	}
-	if (n == 1 && info && fake_has_guids(info))
+	if (k == 1 && info && fake_has_guids(info))
 		return fake_setguids(pf, list, info, nlerr);
-	if (n != 1 || !info || pf_vf_info_parse(info, &vf, &c) < 0 || __builtin_popcount(c.mask) != 1)
+	if (k != 1 || !info || pf_vf_info_parse(info, &vf, &c) < 0 || !c.mask)
 		return 0;
-	op = field_op(c.mask);
-	n = snprintf(line, sizeof(line), "setlink pf=%s vf=%d ", pf->name, vf);
-	switch (c.mask) {
-	case PF_VF_MAC:
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
-			 c.mac[0], c.mac[1], c.mac[2], c.mac[3], c.mac[4], c.mac[5]);
-		snprintf(line + n, sizeof(line) - (size_t)n, "mac=%s", mac);
-		break;
-	case PF_VF_VLAN:
-		if (c.vlan_proto != ETH_P_8021Q && c.vlan_proto != ETH_P_8021AD)
+	n = (size_t)snprintf(line, sizeof(line), "setlink pf=%s", pf->name);
+	for (i = 0; i < sizeof(kernel_order) / sizeof(kernel_order[0]); i++) {
+		if (!(c.mask & kernel_order[i]))
+			continue;
+		if (format_field(kernel_order[i], vf, &c, line + n, sizeof(line) - n) < 0)
 			return 0;
-		snprintf(line + n, sizeof(line) - (size_t)n, "vlan=%d qos=%d proto=%s",
-			 c.vlan, c.qos, proto_name(c.vlan_proto));
-		break;
-	case PF_VF_RATE:
-		snprintf(line + n, sizeof(line) - (size_t)n, "rate min=%u max=%u",
-			 c.min_tx_rate, c.max_tx_rate);
-		break;
-	case PF_VF_SPOOFCHK:
-		snprintf(line + n, sizeof(line) - (size_t)n, "spoofchk=%s", c.spoofchk ? "on" : "off");
-		break;
-	case PF_VF_TRUST:
-		snprintf(line + n, sizeof(line) - (size_t)n, "trust=%s", c.trust ? "on" : "off");
-		break;
-	case PF_VF_LINK_STATE:
-		if (c.link_state < 0 || c.link_state > IFLA_VF_LINK_STATE_DISABLE)
-			return 0;
-		snprintf(line + n, sizeof(line) - (size_t)n, "link_state=%s",
-			 link_state_names[c.link_state]);
-		break;
+		n += strlen(line + n);
 	}
-	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_slow_set(pf, line)) < 0 ||
-	    (ret = fake_fail(pf, op, nlerr)) < 0)
+	if ((ret = fake_record(pf, line)) < 0 || (ret = fake_slow_set(pf, line)) < 0)
 		return ret;
-	if (*nlerr)
-		return 0;
-	return fake_update_vf(pf, vf, set_field, &c, nlerr);
+	r.cfg = c;
+	r.cfg.mask = 0;
+	for (i = 0; i < sizeof(kernel_order) / sizeof(kernel_order[0]); i++) {
+		if (!(c.mask & kernel_order[i]))
+			continue;
+		if ((ret = fake_fail(pf, field_op(kernel_order[i]), &err)) < 0)
+			return ret;
+		if (err) {
+			r.err = err;
+			break;
+		}
+		r.cfg.mask |= kernel_order[i];
+	}
+	return fake_update_vf(pf, vf, set_fields, &r, nlerr);
 }
 
 static void put_ack(char *buf, const struct nlmsghdr *req, unsigned portid, int err)

@@ -417,6 +417,23 @@ static void test_vf_kernel_transport(void)
 	c.mask = PF_VF_TRUST;
 	/* veth has no ndo_set_vf_trust: the kernel's error comes back through the ACK. */
 	CHECK_INT(pf_set(pf, 0, &c), -EOPNOTSUPP);
+	CHECK_INT(pf_refused(pf), PF_VF_TRUST);
+	{
+		unsigned before = pf_requests();
+
+		/*
+		 * Three fields in one request, refused at the first the kernel
+		 * applies; then that one alone names it, and the rest are not sent.
+		 */
+		c.mask = PF_VF_TRUST | PF_VF_SPOOFCHK | PF_VF_VLAN;
+		c.vlan = 5;
+		c.qos = 0;
+		c.vlan_proto = 0x8100;
+		CHECK_INT(pf_set(pf, 0, &c), -EOPNOTSUPP);
+		CHECK_INT(pf_refused(pf), PF_VF_VLAN);
+		CHECK_INT(pf_requests() - before, 2);
+		c.mask = PF_VF_TRUST;
+	}
 	{
 		struct pf_vf_guids g = { 0x0011223344556677ull, 0x0011223344556678ull };
 

@@ -350,12 +350,9 @@ static void test_pf_set_roundtrip(void)
 	pf_close(pf);
 
 	CHECK_STR(slurp(calls),
-		  "setlink pf=" PF " vf=3 vlan=100 qos=2 proto=802.1Q\n"
-		  "setlink pf=" PF " vf=3 mac=02:00:00:00:00:01\n"
-		  "setlink pf=" PF " vf=3 rate min=10 max=100\n"
-		  "setlink pf=" PF " vf=3 spoofchk=off\n"
-		  "setlink pf=" PF " vf=3 trust=on\n"
-		  "setlink pf=" PF " vf=3 link_state=enable\n"
+		  /* One request, the fields in the order the kernel applies them. */
+		  "setlink pf=" PF " vf=3 mac=02:00:00:00:00:01 vf=3 vlan=100 qos=2 proto=802.1Q"
+		  " vf=3 rate min=10 max=100 vf=3 spoofchk=off vf=3 link_state=enable vf=3 trust=on\n"
 		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 vlan=200 qos=0 proto=802.1ad\n"
@@ -397,13 +394,18 @@ static void test_pf_failures(void)
 	struct pf *pf;
 
 	fake_reset();
-	CHECK_INT(put_file(failfile, "fail trust EPERM\n"), 0);
+	CHECK_INT(put_file(failfile, "fail spoofchk EPERM\n"), 0);
 	CHECK_INT(fake_pf_open(PF, fakedir, &pf), 0);
-	/* Stops at the failing field: link state is never sent. */
+	/*
+	 * The request stops at the refused field, as the kernel does; then
+	 * the fields go one by one up to it, to name it: link state and trust
+	 * are never set.
+	 */
 	CHECK_INT(pf_set(pf, 3, &in), -EPERM);
+	CHECK_INT(pf_refused(pf), PF_VF_SPOOFCHK);
 	CHECK_INT(pf_get(pf, 3, &out), 0);
 	CHECK_INT(out.vlan, 7);
-	CHECK(!out.spoofchk);
+	CHECK(out.spoofchk);
 	CHECK(!out.trust);
 
 	CHECK_INT(put_file(failfile, "fail getlink\n"), 0);
@@ -411,6 +413,7 @@ static void test_pf_failures(void)
 	CHECK_INT(put_file(failfile, "fail mac ENOSUCHERRNO\n"), 0);
 	in.mask = PF_VF_MAC;
 	CHECK_INT(pf_set(pf, 3, &in), -EINVAL);
+	CHECK_INT(pf_refused(pf), PF_VF_MAC);
 	unlink(failfile);
 
 	/* A VF the PF does not have: the kernel's EINVAL. */
@@ -419,9 +422,10 @@ static void test_pf_failures(void)
 	pf_close(pf);
 
 	CHECK_STR(slurp(calls),
+		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q vf=3 spoofchk=off"
+		  " vf=3 link_state=auto vf=3 trust=on\n"
 		  "setlink pf=" PF " vf=3 vlan=7 qos=0 proto=802.1Q\n"
 		  "setlink pf=" PF " vf=3 spoofchk=off\n"
-		  "setlink pf=" PF " vf=3 trust=on\n"
 		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "getlink pf=" PF " ext=vf,skip_stats\n"
 		  "setlink pf=" PF " vf=3 mac=00:00:00:00:00:00\n"
