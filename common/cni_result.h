@@ -57,8 +57,12 @@ struct cni_result {
 	struct cni_dns dns;
 };
 
+/* Empty: no interface, address, route or DNS; ifaces[] and routes[] entries are set up as they are filled. */
 void cni_result_init(struct cni_result *r);
 void cni_route_init(struct cni_route *rt);
+/* The next entry, counted and set up empty (a route's numbers CNI_UNSET); NULL when full. */
+struct cni_iface *cni_result_add_iface(struct cni_result *r);
+struct cni_route *cni_result_add_route(struct cni_result *r);
 /*
  * Parse a result of any supported version (prevResult, a delegate's stdout).
  * It is the runtime's input: errors are code 6 in *err, naming the member.

@@ -162,6 +162,7 @@ static int parse_range(const cJSON *obj, const char *where, struct ipam_range *r
 	bool has;
 	int bits;
 
+	memset(r, 0, sizeof(*r));
 	if (!cJSON_IsObject(obj))
 		return conf_invalid(err,
 			       "%s: not an object (want {\"subnet\": \"10.1.0.0/24\", ...})",
@@ -425,6 +426,7 @@ static int parse_set(const cJSON *arr, struct ipam_conf *c, struct ipam_ranges_c
 	int i = 0;
 
 	memcpy(where, x->names[s], sizeof(where));
+	set->n = set->n_off = 0;
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
 		return conf_invalid(err,
 			       "%s: want a non-empty list of ranges ([{\"subnet\": ...}])",
@@ -503,6 +505,7 @@ int ipam_ranges_parse(const cJSON *ipam, struct ipam_conf *c, struct ipam_ranges
 	if (subnet) {
 		snprintf(x->names[0], sizeof(x->names[0]), "ipam");
 		snprintf(x->where[0][0], sizeof(x->where[0][0]), "ipam");
+		c->sets[0].n_off = 0;
 		if (parse_range(ipam, "ipam", &c->sets[0].r[0], err) < 0)
 			return -EINVAL;
 		c->sets[0].n = 1;

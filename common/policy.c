@@ -37,7 +37,14 @@ struct node_policy {
 	int err;			/* 0, or -errno of a node config that cannot be used */
 	char msg[256];
 	int n[POLICY_N];
-	char dirs[POLICY_N][POLICY_MAX_DIRS][PATH_MAX];
+	const char *dirs[POLICY_N][POLICY_MAX_DIRS];	/* into text */
+	/*
+	 * The directories one after another: every exec loads them, and a
+	 * PATH_MAX slot each put every one on a page of its own, a page
+	 * fault apiece (tens of microseconds on a virtual machine).
+	 */
+	size_t used;
+	char text[POLICY_N * POLICY_MAX_DIRS * PATH_MAX];
 };
 
 static struct node_policy pol;
@@ -59,9 +66,10 @@ static int add_dir(enum policy_dir k, const char *dir)
 		return -EINVAL;
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
-	memcpy(pol.dirs[k][pol.n[k]], dir, len);
-	pol.dirs[k][pol.n[k]][len] = '\0';
-	pol.n[k]++;
+	memcpy(pol.text + pol.used, dir, len);
+	pol.text[pol.used + len] = '\0';
+	pol.dirs[k][pol.n[k]++] = pol.text + pol.used;
+	pol.used += len + 1;
 	return 0;
 }
 

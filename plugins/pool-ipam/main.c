@@ -41,7 +41,7 @@ static void set_name(const struct ipam_conf *c, int s, char *buf, size_t len)
 	char net[IPAM_ADDR_STRLEN];
 
 	/* A cluster set has no range until its block is known (DEL, CHECK, GC). */
-	if (c->sets[s].n == 0) {
+	if (s < 0 || s >= c->n_sets || c->sets[s].n == 0) {
 		snprintf(buf, len, "range set %d", s);
 		return;
 	}

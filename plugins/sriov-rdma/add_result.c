@@ -18,9 +18,8 @@ void add_result_fill(struct add_ctx *c, struct cni_result *res)
 	int idx, i;
 
 	*res = c->prev;
-	idx = res->n_ifaces++;
-	ifc = &res->ifaces[idx];
-	memset(ifc, 0, sizeof(*ifc));
+	idx = res->n_ifaces;
+	ifc = cni_result_add_iface(res);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", c->req->env.ifname);
 	snprintf(ifc->sandbox, sizeof(ifc->sandbox), "%s", c->req->env.netns);
 	snprintf(ifc->pci_id, sizeof(ifc->pci_id), "%s", c->vf.bdf);

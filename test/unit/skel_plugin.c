@@ -12,23 +12,24 @@
 
 static int skel_add(struct cni_request *req, struct cni_result *res, struct cni_error *err)
 {
+	struct cni_iface *f = cni_result_add_iface(res);
+	struct cni_route *rt = cni_result_add_route(res);
+
 	(void)err;
-	res->n_ifaces = 1;
-	snprintf(res->ifaces[0].name, sizeof(res->ifaces[0].name), "%s", req->env.ifname);
-	snprintf(res->ifaces[0].mac, sizeof(res->ifaces[0].mac), "02:00:00:00:00:01");
-	res->ifaces[0].mtu = 9000;
-	snprintf(res->ifaces[0].sandbox, sizeof(res->ifaces[0].sandbox), "%s", req->env.netns);
-	snprintf(res->ifaces[0].pci_id, sizeof(res->ifaces[0].pci_id), "0000:3b:02.1");
+	snprintf(f->name, sizeof(f->name), "%s", req->env.ifname);
+	snprintf(f->mac, sizeof(f->mac), "02:00:00:00:00:01");
+	f->mtu = 9000;
+	snprintf(f->sandbox, sizeof(f->sandbox), "%s", req->env.netns);
+	snprintf(f->pci_id, sizeof(f->pci_id), "0000:3b:02.1");
 	res->n_ips = 2;
 	snprintf(res->ips[0].address, sizeof(res->ips[0].address), "10.1.0.5/24");
 	snprintf(res->ips[0].gateway, sizeof(res->ips[0].gateway), "10.1.0.1");
 	res->ips[0].iface = 0;
 	snprintf(res->ips[1].address, sizeof(res->ips[1].address), "fd00::5/64");
 	res->ips[1].iface = 0;
-	res->n_routes = 1;
-	snprintf(res->routes[0].dst, sizeof(res->routes[0].dst), "10.2.0.0/16");
-	snprintf(res->routes[0].gw, sizeof(res->routes[0].gw), "10.1.0.1");
-	res->routes[0].mtu = 8000;
+	snprintf(rt->dst, sizeof(rt->dst), "10.2.0.0/16");
+	snprintf(rt->gw, sizeof(rt->gw), "10.1.0.1");
+	rt->mtu = 8000;
 	return 0;
 }
 

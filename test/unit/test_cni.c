@@ -271,24 +271,27 @@ static void test_env_args(void)
 
 static void sample_result(struct cni_result *r)
 {
+	struct cni_iface *f;
+	struct cni_route *rt;
+
 	cni_result_init(r);
-	r->n_ifaces = 2;
-	strcpy(r->ifaces[0].name, "net1");
-	strcpy(r->ifaces[0].mac, "02:00:00:00:00:01");
-	r->ifaces[0].mtu = 9000;
-	strcpy(r->ifaces[0].sandbox, "/var/run/netns/p");
-	strcpy(r->ifaces[0].pci_id, "0000:3b:02.1");
-	strcpy(r->ifaces[1].name, "ens1f0");
+	f = cni_result_add_iface(r);
+	strcpy(f->name, "net1");
+	strcpy(f->mac, "02:00:00:00:00:01");
+	f->mtu = 9000;
+	strcpy(f->sandbox, "/var/run/netns/p");
+	strcpy(f->pci_id, "0000:3b:02.1");
+	strcpy(cni_result_add_iface(r)->name, "ens1f0");
 	r->n_ips = 2;
 	strcpy(r->ips[0].address, "10.1.0.5/24");
 	strcpy(r->ips[0].gateway, "10.1.0.1");
 	r->ips[0].iface = 0;
 	strcpy(r->ips[1].address, "fd00::5/64");
-	r->n_routes = 1;
-	strcpy(r->routes[0].dst, "0.0.0.0/0");
-	strcpy(r->routes[0].gw, "10.1.0.1");
-	r->routes[0].mtu = 1500;
-	r->routes[0].table = 100;
+	rt = cni_result_add_route(r);
+	strcpy(rt->dst, "0.0.0.0/0");
+	strcpy(rt->gw, "10.1.0.1");
+	rt->mtu = 1500;
+	rt->table = 100;
 	r->dns.n_nameservers = 1;
 	strcpy(r->dns.nameservers[0], "10.1.0.2");
 	strcpy(r->dns.domain, "cluster.local");
