@@ -245,6 +245,7 @@ static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 	int ret;
 
 	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing);
+	lap(timing, "vf-mac");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
