@@ -28,6 +28,8 @@ void timing_lap(struct timing *t, const char *name)
 	struct timespec now;
 	int i;
 
+	if (!t)
+		return;
 	now_of(t, &now);
 	for (i = 0; i < t->n && strcmp(t->steps[i].name, name); i++)
 		;
@@ -71,6 +73,8 @@ void timing_wait(struct timing *t, const char *name, double ms)
 {
 	int i;
 
+	if (!t)
+		return;
 	for (i = 0; i < t->n_waits; i++)
 		if (!strcmp(t->waits[i].name, name))
 			break;

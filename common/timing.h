@@ -32,11 +32,15 @@ struct timing {
 };
 
 void timing_start(struct timing *t);
-/* The time since the last lap (or the start) goes to step `name`, added up when it repeats. */
+/*
+ * The time since the last lap (or the start) goes to step `name`, added
+ * up when it repeats. t NULL: nothing (a release that logs no steps).
+ */
 void timing_lap(struct timing *t, const char *name);
 /*
  * Time spent waiting for lock `name` (inside the steps, not beside them),
- * added up per name; a name beyond TIMING_MAX_WAITS is dropped.
+ * added up per name; a name beyond TIMING_MAX_WAITS is dropped. t NULL:
+ * nothing.
  */
 void timing_wait(struct timing *t, const char *name, double ms);
 /*

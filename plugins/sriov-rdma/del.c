@@ -27,13 +27,6 @@
 #include "sriov.h"
 #include "timing.h"
 
-/* timing: the phases of this DEL, for its log line; NULL when ADD's takeover or GC releases. */
-static void lap(struct timing *timing, const char *phase)
-{
-	if (timing)
-		timing_lap(timing, phase);
-}
-
 /* Where an operator finds out how to release by hand. */
 #define BY_HAND "release it by hand as docs/how-it-works.md \"When DEL cannot clean up\" says"
 
@@ -172,8 +165,7 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
-	if (timing)
-		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
+	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	return ret;
 }
@@ -210,7 +202,7 @@ static int release_devices(const struct sriov_record *rec, const char *pod_netns
 
 	/* Before the netdev, as a chain runs rdma-cni's DEL before sriov-cni's. */
 	ret = sriov_rdma_to_host(rec, pod_fd);
-	lap(timing, "rdma");
+	timing_lap(timing, "rdma");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_RDMA, "deviceID %s: cannot return RDMA device %s (index %u) "
 			   "to the host as %s: %s", rec->bdf, rec->rdma_pod_name, rec->rdma_index,
@@ -234,7 +226,7 @@ static int release_devices(const struct sriov_record *rec, const char *pod_netns
 		log_warn("VF %s: %s is neither in the pod nor on the host: nothing to move",
 			 rec->bdf, rec->ifname);
 	sriov_rail_release(rec, *pod_ls);
-	lap(timing, "netdev");
+	timing_lap(timing, "netdev");
 	return 0;
 }
 
@@ -245,7 +237,7 @@ static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 	int ret;
 
 	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing);
-	lap(timing, "vf-mac");
+	timing_lap(timing, "vf-mac");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -253,7 +245,7 @@ static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 	}
 	/* The rebind that applies them replaces the netdev. */
 	ret = sriov_ib_restore(rec, pf_lock_dirfd, sysfs_root, timing);
-	lap(timing, "ib-guid");
+	timing_lap(timing, "ib-guid");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the original GUIDs of "
 			   "VF %d: %s", rec->bdf, rec->pf_netdev, rec->vf_index, strerror(-ret));
@@ -296,7 +288,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		goto forget;
 	}
 	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing);
-	lap(timing, "vf-config");
+	timing_lap(timing, "vf-config");
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
@@ -320,7 +312,7 @@ forget:
 	if (rec->devinfo_file[0])
 		sriov_devinfo_remove(rec->devinfo_file, rec->devinfo_text, rec->bdf, NULL);
 	forget_record(state_dirfd, rec);
-	lap(timing, "state");
+	timing_lap(timing, "state");
 	log_released(rec, timing);
 	ret = 0;
 out:
@@ -581,11 +573,11 @@ static void ipam_del_start(struct del_ctx *c, int lock_ret)
 	if (c->ipam && sriov_ipam_overlaps(c->ipam) && lock_ret != -ETIMEDOUT) {
 		if (cni_delegate_start(c->req, c->ipam, CNI_CMD_DEL, &c->ipam_d, &c->ipam_err))
 			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
-		lap(&c->timing, "ipam-spawn");
+		timing_lap(&c->timing, "ipam-spawn");
 	} else if (c->ipam) {
 		if (cni_delegate(c->req, c->ipam, CNI_CMD_DEL, NULL, &c->ipam_err))
 			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
-		lap(&c->timing, "ipam");
+		timing_lap(&c->timing, "ipam");
 	}
 }
 
@@ -645,9 +637,9 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	 * DEL either finished before (and everything it made is undone, its
 	 * address too) or starts after (and finds nothing of this DEL's).
 	 */
-	lap(&c->timing, "record");
+	timing_lap(&c->timing, "record");
 	ret = lock_vf(c);
-	lap(&c->timing, "lock");
+	timing_lap(&c->timing, "lock");
 	ipam_del_start(c, ret);
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,

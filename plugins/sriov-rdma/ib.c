@@ -297,8 +297,7 @@ int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
 	if (open_pf(vf, pci_fd, &pf, err))
 		return -1;
 	ret = pf_set_guids(pf, vf->vf_index, &rec->ib.applied);
-	if (timing)
-		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
+	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: PF %s refused the GUIDs of VF "
@@ -356,8 +355,7 @@ int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const ch
 		log_warn("VF %s: PF address %s: %s: its GUIDs go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
 	ret = pf_set_guids(pf, rec->vf_index, &rec->ib.orig);
-	if (timing)
-		timing_wait(timing, "pf", pf_lock_waited_ms(pf));
+	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	if (ret < 0)
 		return ret;
