@@ -185,10 +185,6 @@ int ipam_conf_finish(struct ipam_conf *c, struct cni_error *err)
 }
 
 /*
- * Errors about this node only (no name, no block) return -ENOENT, with
- * everything else of *c parsed: DEL needs nothing but the store.
- */
-/*
  * An empty config, without writing the arrays: they are most of its 80
  * KiB, and each page's first touch is a page fault (tens of microseconds
  * on a virtual machine) in every exec. An entry is set whole when it is
@@ -210,6 +206,10 @@ static void conf_clear(struct ipam_conf *c)
 	c->node_name_from = NULL;
 }
 
+/*
+ * Errors about this node only (no name, no block) return -ENOENT, with
+ * everything else of *c parsed: DEL needs nothing but the store.
+ */
 int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
 {
 	struct ipam_ranges_ctx x;
