@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 #
-# What the igb benchmarks (bench-igb-vm, bench-igb-node) share inside the
-# guest of scripts/vm: sourced, never run.
+# What the igb benchmarks (bench-igb-vm, bench-igb-node) and the igb test
+# (test/vm/igb_vm.sh) share inside the guest of scripts/vm: sourced, never
+# run.
 
 # Wait for a condition, as a hang guard only (TCG on a loaded host is slow).
 wait_for() { # SECONDS COMMAND...

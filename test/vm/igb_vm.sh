@@ -38,18 +38,9 @@ done
 [ "${#PF[@]}" = 2 ] || { echo "SKIP: want 2 igb PFs, found ${#PF[@]} (VM_IGB=2)"; exit 77; }
 NVF=7
 
-# Wait for a condition, as a hang guard only (TCG on a loaded host is slow).
-wait_for() { # SECONDS COMMAND...
-	local n=$(($1 * 10))
-	shift
-	while ! "$@" 2>/dev/null; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-carrier() { [ "$(cat "/sys/class/net/$1/carrier")" = 1 ]; }
-vf_netdev_of() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null; }
+# wait_for, carrier, vf_netdev_of: as the igb benchmarks use them.
+# shellcheck source=SCRIPTDIR/../../scripts/igb-guest.sh
+. "$SOURCE_DIR/scripts/igb-guest.sh"
 # PCI address of VF N of PF K.
 vf_bdf() { basename "$(readlink "/sys/bus/pci/devices/${PF_BDF[$1]}/virtfn$2")"; }
 make_vfs() { # K
