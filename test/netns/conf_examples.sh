@@ -203,10 +203,23 @@ check_pool() { # label conf
 
 # A network config: a single plugin config or a conflist.
 check_config() { # label json
-	local label=$1 json=$2 version p type
+	local label=$1 json=$2 version v p type
 	t_begin "$label: cniVersion is supported"
 	version=$(printf '%s' "$json" | jq -r '.cniVersion // ""')
 	version_ok "$version" || t_fail "cniVersion \"$version\" not in: $SUPPORTED"
+	# containerd and podman carry libcni 1.1, which reads results up to
+	# 1.0.0: a 1.1.0 config's ADD succeeds and its answer is lost. CRI-O's
+	# newer libcni takes the highest of "cniVersions" it knows, for GC and STATUS.
+	t_begin "$label: every client the README names reads its cniVersion"
+	[ "$version" != 1.1.0 ] ||
+		t_fail "cniVersion 1.1.0: containerd and podman cannot read the result; say \"1.0.0\" and list 1.1.0 in \"cniVersions\""
+	for v in $(printf '%s' "$json" | jq -r '.cniVersions // [] | .[]'); do
+		version_ok "$v" || t_fail "cniVersions: \"$v\" not in: $SUPPORTED"
+	done
+	if printf '%s' "$json" | jq -e 'has("cniVersions")' >/dev/null; then
+		printf '%s' "$json" | jq -e --arg v "$version" '.cniVersions | index($v) != null' >/dev/null ||
+			t_fail "cniVersions does not list the cniVersion \"$version\""
+	fi
 	t_begin "$label: has a network name"
 	[ -n "$(printf '%s' "$json" | jq -r '.name // ""')" ] || t_fail "no \"name\""
 	while IFS= read -r p; do
