@@ -922,6 +922,21 @@ func runGC(listFile string) error {
 	ctx := context.Background()
 	var errs []error
 
+	// libcni 1.1.2 reads cached results up to 1.0.0, where 1.2+ DELs at the
+	// list's own version: the DELs below go out at 1.0.0.
+	delList := list
+	if ok, _ := version.GreaterThanOrEqualTo(list.CNIVersion, "1.1.0"); ok {
+		var raw map[string]interface{}
+		if err := json.Unmarshal(list.Bytes, &raw); err != nil {
+			return err
+		}
+		raw["cniVersion"] = "1.0.0"
+		b, _ := json.Marshal(raw)
+		if delList, err = libcni.ConfListFromBytes(b); err != nil {
+			return err
+		}
+	}
+
 	// Attachments libcni cached for this network that the runtime no longer has.
 	files, _ := filepath.Glob(filepath.Join(cacheDir, "results", "*"))
 	for _, f := range files {
@@ -937,7 +952,7 @@ func runGC(listFile string) error {
 			continue
 		}
 		rt := &libcni.RuntimeConf{ContainerID: a.ContainerID, IfName: a.IfName, Args: a.CniArgs, CapabilityArgs: a.CapabilityArgs}
-		if err := cni.DelNetworkList(ctx, list, rt); err != nil {
+		if err := cni.DelNetworkList(ctx, delList, rt); err != nil {
 			errs = append(errs, fmt.Errorf("failed to delete stale attachment %s %s: %w", a.ContainerID, a.IfName, err))
 		}
 	}
