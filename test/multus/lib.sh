@@ -11,14 +11,15 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x "$BUILD_DIR/test-multus" ]; then
 	exit 77
 fi
 
-# The reproduced clients, built once per build directory.
+# The reproduced clients, built once per build directory and again when
+# their source changed.
 mt_bin() {
-	local bin=$BUILD_DIR/test-multus
-	if [ ! -x "$bin" ]; then
+	local bin=$BUILD_DIR/test-multus src=$SOURCE_DIR/test/client/multus.go
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
 		( flock 9
-		  [ -x "$bin" ] || GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS=-mod=mod \
+		  [ -x "$bin" ] && [ ! "$src" -nt "$bin" ] || GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS=-mod=mod \
 			GOCACHE=${GOCACHE:-$T_TMP/gocache} \
-			go build -o "$bin" "$SOURCE_DIR/test/client/multus.go"
+			go build -o "$bin" "$src"
 		) 9>"$BUILD_DIR/.test-multus.lock" || return 1
 	fi
 	echo "$bin"
