@@ -37,6 +37,7 @@ jq -n --arg s "$SR_STATE" --arg pool "$T_TMP/pool" \
 fresh_node() {
 	local i
 	sr_setup $RAILS || return 1
+	rm -rf "$T_TMP/pool"
 	echo exclusive > "$RF/rdma.mode"
 	: > "$RF/rdma.devs"
 	for ((i = 0; i < RAILS; i++)); do

@@ -166,6 +166,7 @@ leased() { { find "$T_TMP/pool" -type f -name '*10.71.*' 2>/dev/null; find "$T_T
 # Two VFs: 0000:3b:00.2 (mlx5_2, RDMA index 3) and 0000:3b:00.3 (mlx5_3, index 4).
 fresh_node() {
 	sr_setup 2 || return 1
+	rm -rf "$T_TMP/pool" "$T_TMP/hl"
 	echo exclusive > "$RF/rdma.mode"
 	printf '3 mlx5_2 %s %s\n4 mlx5_3 %s %s\n' "$(sr_net 0)" "$HOST_NS" "$(sr_net 1)" "$HOST_NS" > "$RF/rdma.devs"
 	: > "$RF/rdma.calls"
