@@ -294,7 +294,14 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
 		goto out;
 	}
-	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
+	/*
+	 * containerd's later DELs and libcni's cache before 1.2 carry no
+	 * CNI_NETNS: the VF is still where ADD put it while that netns lives,
+	 * and the VF is found there by its PCI address, never by name alone.
+	 */
+	if (!pod_netns || !pod_netns[0])
+		pod_netns = rec->netns;
+	if (pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
 		pod_fd = -1;
 	ret = release_devices(rec, pod_netns, pod_fd, paths->sysfs_root, &pod_ls, timing, err);
 	if (ret < 0)

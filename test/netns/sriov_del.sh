@@ -54,6 +54,16 @@ t_eq "$T_RC" 0 "second DEL ($T_OUT)"
 assert_home
 t_eq "$(grep -c '^DEL d1' "$FAKE_IPAM_LOG")" 2 "IPAM DEL each time"
 
+t_begin "DEL without CNI_NETNS while the pod's namespace lives: the VF comes home from the namespace ADD recorded"
+setup
+pod=$(t_netns)
+run ADD "$(conf 0)" d5 "$pod"
+t_eq "$T_RC" 0 "ADD ($T_OUT)"
+run DEL "$(conf 0)" d5 ""
+t_eq "$T_RC" 0 "DEL without CNI_NETNS ($T_OUT)"
+t_eq "$(sr_pod_link "$pod" net1)" "" "no VF left in the pod"
+assert_home
+
 t_begin "DEL without any record (e.g. after a reboot): IPAM still released, success"
 setup
 pod=$(t_netns)
