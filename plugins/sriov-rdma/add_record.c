@@ -110,6 +110,8 @@ int add_record_fill(struct add_ctx *c, struct cni_error *err)
 	struct claim_owner *me = &c->me;
 
 	snprintf(r->network, sizeof(r->network), "%s", c->req->name ? c->req->name : "");
+	snprintf(r->ipam_type, sizeof(r->ipam_type), "%s",
+		 c->conf.ipam_type ? c->conf.ipam_type : "");
 	snprintf(r->container_id, sizeof(r->container_id), "%s", c->req->env.container_id);
 	snprintf(r->ifname, sizeof(r->ifname), "%s", c->req->env.ifname);
 	snprintf(r->netns, sizeof(r->netns), "%s", c->req->env.netns);

@@ -375,7 +375,8 @@ struct del_ctx {
 	struct claim_owner me;
 	/* This attachment's, or what stands in for it when it cannot be read. */
 	struct sriov_record rec;
-	const char *ipam;		/* the config's IPAM type, NULL: none */
+	const char *ipam;		/* the IPAM to release from, NULL: none */
+	char ipam_recorded[256];	/* the one the record names, "" when it names none */
 	struct cni_delegation ipam_d;	/* its DEL, while the VF moves home */
 	struct cni_error ipam_err;
 	struct timing timing;		/* per phase, for the log line that ends DEL */
@@ -569,7 +570,14 @@ static int release(struct del_ctx *c, int rec_ret, struct cni_error *err)
  */
 static void ipam_del_start(struct del_ctx *c, int lock_ret)
 {
-	c->ipam = sriov_ipam_type(c->req);
+	const char *conf_ipam;
+
+	/* The one that reserved, when the record knows it: the config may have changed since. */
+	c->ipam = c->ipam_recorded[0] ? c->ipam_recorded : sriov_ipam_type_to_release(c->req);
+	conf_ipam = sriov_ipam_type(c->req);
+	if (c->ipam_recorded[0] && (!conf_ipam || strcmp(conf_ipam, c->ipam_recorded)))
+		log_info("ipam: the record's %s reserved this attachment's address; the config "
+			 "names %s now", c->ipam_recorded, conf_ipam ? conf_ipam : "none");
 	if (c->ipam && sriov_ipam_overlaps(c->ipam) && lock_ret != -ETIMEDOUT) {
 		if (cni_delegate_start(c->req, c->ipam, CNI_CMD_DEL, &c->ipam_d, &c->ipam_err))
 			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
@@ -628,8 +636,10 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	snprintf(rec->netns, sizeof(rec->netns), "%s", req->env.netns ? req->env.netns : "");
 	sriov_owner_of(rec, &c->me);
 	rec_ret = read_record(c);
-	if (rec_ret == 0)
+	if (rec_ret == 0) {
 		memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
+		memcpy(c->ipam_recorded, rec->ipam_type, sizeof(c->ipam_recorded));
+	}
 	else if (sriov_device_id(req, c->bdf, &ignored))
 		c->bdf[0] = '\0';
 	/*

@@ -26,6 +26,11 @@ static const char *const known_keys[] = {
 	"multiRail", "routeTable", "sysctl", "guid", "pkey", "ibKubernetesEnabled", NULL,
 };
 
+/* The capabilities read from runtimeConfig, which carries other plugins' too. */
+static const char *const runtime_keys[] = {
+	"deviceID", "mac", "ips", "CNIDeviceInfoFile", "infinibandGUID", NULL,
+};
+
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
 static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 /* In the order of enum sriov_rdma_mode. */
@@ -72,6 +77,21 @@ const char *sriov_ipam_type(const struct cni_request *req)
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ipam, "type");
 
 	return cJSON_IsString(type) && type->valuestring[0] ? type->valuestring : NULL;
+}
+
+const char *sriov_ipam_type_to_release(const struct cni_request *req)
+{
+	const char *as_written;
+	const cJSON *ipam = conf_member_any_case(req->conf, "ipam", &as_written);
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ipam, "type");
+
+	if (!cJSON_IsString(type) || !type->valuestring[0] ||
+	    !valid_network_name(type->valuestring))
+		return NULL;
+	if (strcmp(as_written, "ipam"))
+		log_warn("%s: keys are case-sensitive (ADD refuses it), but it is the config's only "
+			 "IPAM: releasing through %s", as_written, type->valuestring);
+	return type->valuestring;
 }
 
 bool sriov_ipam_overlaps(const char *type)
@@ -399,7 +419,8 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	bool has_mtu = false;
 
 	memset(conf, 0, sizeof(*conf));
-	if (conf_check_keys(req->conf, "", known_keys, err))
+	if (conf_check_keys(req->conf, "", known_keys, err) ||
+	    conf_check_case(req->runtime_config, "runtimeConfig", runtime_keys, err))
 		return -EINVAL;
 	if (sriov_env_paths(&conf->paths, err) ||
 	    sriov_device_id(req, conf->bdf, err) ||

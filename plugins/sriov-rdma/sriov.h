@@ -169,6 +169,8 @@ struct sriov_record {
 	bool in_progress;		/* ADD has not finished (or was killed) */
 	/* The network's name (conf.name): a GC collects its own only. "" in an older record. */
 	char network[256];
+	/* The IPAM ADD delegated to (ipam.type): DEL's, whatever the config says by then. */
+	char ipam_type[256];
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];
@@ -208,6 +210,12 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */
 const char *sriov_ipam_type(const struct cni_request *req);
+/*
+ * For DEL and GC, which must release what ADD reserved: the same, else the
+ * type of an "ipam" spelled in another case (logged), which an older ADD
+ * took and this one refuses.
+ */
+const char *sriov_ipam_type_to_release(const struct cni_request *req);
 /*
  * The IPAM of this type may run while the VF moves (it never looks into the
  * pod's namespace): ADD and DEL start it first and collect its answer after
