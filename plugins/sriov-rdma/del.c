@@ -640,7 +640,9 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 		memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
 		memcpy(c->ipam_recorded, rec->ipam_type, sizeof(c->ipam_recorded));
 	}
-	else if (sriov_device_id(req, c->bdf, &ignored))
+	else if ((ret = sriov_device_id(req, c->bdf, &ignored)) == -EXDEV)
+		log_warn("%s: going by %s", ignored.msg, c->bdf);
+	else if (ret)
 		c->bdf[0] = '\0';
 	/*
 	 * Under the VF's lock from here: an ADD of this attachment racing this

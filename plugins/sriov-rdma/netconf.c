@@ -162,33 +162,51 @@ static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 	return req->env.command == CNI_CMD_ADD ? check_pool_ipam(ipam, conf, err) : 0;
 }
 
-/* runtimeConfig.deviceID, then deviceID, then Multus' pciBusID. */
+/*
+ * Where the VF comes from, most trusted first. Multus writes deviceID and
+ * pciBusID from the device plugin's allocation over whatever the NAD has
+ * there; it puts the same address in runtimeConfig.deviceID only when the
+ * NAD declares the capability, and a NAD that declares none keeps its own
+ * runtimeConfig, which libcni passes through untouched. So each source
+ * given must name the same VF: one that differs is a NAD choosing a VF the
+ * device plugin did not give its pod (-EXDEV, bdf the most trusted one).
+ * Alone, any of them is the caller's word (DRA's deviceID, a runtime's
+ * runtimeConfig.deviceID, a hand-written pciBusID).
+ */
 int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err)
 {
-	const char *id = NULL, *field = "deviceID";
+	static const char *const field[] = { "deviceID", "pciBusID", "runtimeConfig.deviceID" };
+	const char *id[3] = { NULL, NULL, NULL };
+	char canon[VF_BDF_LEN];
+	int first = -1;
 
-	if (req->runtime_config &&
-	    conf_string(req->runtime_config, "runtimeConfig", "deviceID", &id, false, err))
+	if (conf_string(req->conf, "", "deviceID", &id[0], false, err) ||
+	    conf_string(req->conf, "", "pciBusID", &id[1], false, err) ||
+	    (req->runtime_config &&
+	     conf_string(req->runtime_config, "runtimeConfig", "deviceID", &id[2], false, err)))
 		return -EINVAL;
-	if (id)
-		field = "runtimeConfig.deviceID";
-	if (!id && conf_string(req->conf, "", "deviceID", &id, false, err))
-		return -EINVAL;
-	if (!id) {
-		if (conf_string(req->conf, "", "pciBusID", &id, false, err))
-			return -EINVAL;
-		field = "pciBusID";
+	for (int i = 0; i < 3; i++) {
+		if (!id[i])
+			continue;
+		if (vf_bdf_parse(id[i], first < 0 ? bdf : canon) < 0)
+			return conf_invalid(err, "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)",
+					    field[i], id[i]);
+		if (first < 0) {
+			first = i;
+		} else if (strcmp(canon, bdf)) {
+			conf_invalid(err, "%s \"%s\" and %s \"%s\" name different VFs", field[first],
+				     id[first], field[i], id[i]);
+			cni_error_details(err, "Multus sets deviceID and pciBusID from the device "
+					  "plugin's allocation; drop %s from the NAD (declare the "
+					  "\"deviceID\" capability to have Multus pass it)", field[i]);
+			return -EXDEV;
+		}
 	}
-	if (!id) {
+	if (first < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "deviceID: required: the VF's PCI address (want DDDD:BB:DD.F)");
 		cni_error_details(err, "Multus fills it from the device plugin's allocation; "
 				  "set it in the config when calling the plugin directly");
-		return -EINVAL;
-	}
-	if (vf_bdf_parse(id, bdf) < 0) {
-		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)", field, id);
 		return -EINVAL;
 	}
 	return 0;

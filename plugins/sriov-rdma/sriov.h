@@ -231,7 +231,11 @@ int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struc
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
 /* The same for DEL and GC: a hook that fails validation is logged and ignored. */
 void sriov_env_paths_lenient(struct sriov_paths *paths);
-/* The config's VF (runtimeConfig.deviceID, deviceID, pciBusID) alone: DEL's fallback. */
+/*
+ * The config's VF (deviceID, pciBusID, runtimeConfig.deviceID, which must
+ * agree) alone: DEL's fallback. -EXDEV when they disagree, bdf then the
+ * first of them.
+ */
 int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err);
 /* "rdma" alone (STATUS must work without a deviceID). */
 int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,

@@ -101,4 +101,64 @@ t_eq "$T_RC" 0 "GC ($T_ERR)"
 t_eq "$(sr_state_files)$(sr_markers)" "" "the VF released"
 t_eq "$(pool_held nad)" 0 "the address released"
 
+# A NAD's plugin config as Multus hands it to libcni: deviceID and pciBusID
+# from the device plugin's allocation (VF 0) written over the NAD's, and
+# the NAD's capabilities and runtimeConfig as the NAD has them.
+multus_conf() { # FILE 'capabilities object' 'runtimeConfig object or ""'
+	jq -n --arg d "$(sr_vf 0)" --arg s "$SR_STATE" --arg hl "$HL" --argjson caps "$2" \
+		--argjson rc "${3:-null}" \
+		'{cniVersion: "0.3.1", name: "nad", type: "sriov-rdma", capabilities: $caps,
+		  deviceID: $d, pciBusID: $d, stateDir: $s,
+		  ipam: {type: "host-local", subnet: "10.72.0.0/24", dataDir: $hl}}
+		 + (if $rc == null then {} else {runtimeConfig: $rc} end)' > "$1"
+}
+
+t_begin "Multus with the deviceID capability declared: all three sources name the VF, ADD and DEL work"
+sr_setup 2
+pod=$(t_netns)
+multus_conf "$T_TMP/m1.conf" '{"deviceID": true}'
+t_cnitool add "$T_TMP/m1.conf" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1 \
+	CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\"}"
+t_eq "$T_RC" 0 "ADD ($T_ERR $T_OUT)"
+t_contains "$(sr_markers)" "$(sr_vf 0)" "VF 0 is the pod's"
+t_cnitool del "$T_TMP/m1.conf" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m1 \
+	CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\"}"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(sr_state_files)$(sr_markers)" "" "released"
+
+t_begin "a NAD without capabilities names another VF in its own runtimeConfig: code 7 naming both, no VF touched"
+sr_setup 2
+pod=$(t_netns)
+multus_conf "$T_TMP/m2.conf" '{}' "{\"deviceID\": \"$(sr_vf 1)\"}"
+t_cnitool add "$T_TMP/m2.conf" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m2 \
+	CAP_ARGS="{\"deviceID\": \"$(sr_vf 0)\"}"
+t_eq "$(t_jq .code)" 7 "code ($T_ERR)"
+t_contains "$(t_jq .msg)" "deviceID \"$(sr_vf 0)\" and runtimeConfig.deviceID \"$(sr_vf 1)\" name different VFs" "names both"
+t_eq "$(sr_calls)$(sr_state_files)$(sr_markers)$(hl_held)" "0" "no PF request, record, marker or address"
+t_eq "$(ip -n "$(basename "$pod")" -o link | grep -vc ' lo:')" 0 "nothing moved into the pod"
+# The runtime's DEL after the failed ADD touches neither VF.
+t_cnitool del "$T_TMP/m2.conf" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=m2
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_eq "$(sr_calls)" "" "DEL asked the PF nothing"
+
+t_begin "a NAD's own pciBusID (no resourceName, so Multus writes none over it) against its deviceID: code 7"
+sr_setup 2
+pod=$(t_netns)
+run ADD "$(conf 0 "{pciBusID: \"$(sr_vf 1)\"}")" m3 "$pod"
+t_eq "$(t_jq .code)" 7 "code"
+t_contains "$(t_jq .msg)" "deviceID \"$(sr_vf 0)\" and pciBusID \"$(sr_vf 1)\"" "names both"
+t_eq "$(sr_calls)$(sr_state_files)$(sr_markers)" "" "nothing changed"
+
+t_begin "the same VF written differently in each source, and one source alone (DRA, a runtime's capability): accepted"
+sr_setup 1
+pod=$(t_netns)
+run ADD "$(conf 0 '{pciBusID: "3b:00.2", runtimeConfig: {deviceID: "0000:3B:00.2"}}')" m4 "$pod"
+t_eq "$T_RC" 0 "one VF in three spellings ($T_ERR)"
+run DEL "$(conf 0)" m4 "$pod"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+run ADD "$(conf 0 | jq -c --arg d "$(sr_vf 0)" 'del(.deviceID) + {runtimeConfig: {deviceID: $d}}')" m5 "$pod"
+t_eq "$T_RC" 0 "runtimeConfig.deviceID alone ($T_ERR)"
+run DEL "$(conf 0)" m5 "$pod"
+t_eq "$(sr_state_files)$(sr_markers)" "" "released"
+
 t_done
