@@ -185,6 +185,9 @@ void add_record_undo(struct add_ctx *c)
 {
 	int ret;
 
+	/* What the PF kept of the pod's settings is the record's to undo, not the next tenant's. */
+	if (c->vf_unrestored)
+		return;
 	sriov_record_remove(c->state_fd, &c->rec);
 	ret = claim_clear(&c->claim, &c->me);
 	if (ret < 0)

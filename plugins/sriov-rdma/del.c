@@ -156,7 +156,7 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 		 * default) while spoof checking is on, which this may just turn off.
 		 */
 		cfg.mask &= ~PF_VF_MAC;
-		ret = pf_set(pf, rec->vf_index, &cfg);
+		ret = pf_set_each(pf, rec->vf_index, &cfg);
 		if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
 			cfg.mask = PF_VF_MAC;
 			memset(cfg.mac, 0, 6);

@@ -202,6 +202,9 @@ struct sriov_record {
 	struct sriov_ib_rec ib;
 };
 
+/* add_vf.c: "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off", the config's words for mask's fields. */
+void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len);
+
 /* netconf.c */
 /* rdmaName's longest prefix: "_d65535p255s31f7" must still fit in 63. */
 #define SRIOV_RDMA_NAME_PREFIX_MAX	46
