@@ -126,13 +126,15 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
  * NULL, gets the time waited for it.
  */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
-			     const char *sysfs_root, bool pin_mac, struct timing *timing)
+			     const char *sysfs_root, bool pin_mac, struct timing *timing,
+			     char *refused, size_t refused_len)
 {
 	struct pf_vf_config cfg = rec->vf_orig, now;
 	char pf_name[IFNAMSIZ];
 	struct pf *pf = NULL;
 	int ret;
 
+	snprintf(refused, refused_len, "settings");
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask || (pin_mac && (!(rec->vf_orig.mask & PF_VF_MAC) ||
 					       pf_mac_unset(rec->vf_orig.mac))))
@@ -165,6 +167,8 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
+	if (ret < 0 && pf_refused(pf))
+		sriov_vf_fields_format(pf_refused(pf), &rec->vf_orig, refused, refused_len);
 	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	return ret;
@@ -234,13 +238,15 @@ static int release_devices(const struct sriov_record *rec, const char *pod_netns
 static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 			   const char *sysfs_root, struct timing *timing, struct cni_error *err)
 {
+	char refused[256];
 	int ret;
 
-	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing);
+	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing, refused,
+				sizeof(refused));
 	timing_lap(timing, "vf-mac");
 	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
+			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
 		return ret;
 	}
 	/* The rebind that applies them replaces the netdev. */
@@ -277,7 +283,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	int pf_lock_dirfd = locked ? claim->dirfd : -1;
 	struct link_sock *pod_ls = NULL;
 	struct claim_owner me;
-	char who[4400];
+	char who[4400], refused[256];
 	int pod_fd = -1, ret;
 
 	sriov_owner_of(rec, &me);
@@ -287,11 +293,12 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing);
+	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing, refused,
+				sizeof(refused));
 	timing_lap(timing, "vf-config");
 	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
+			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
 		goto out;
 	}
 	if (pod_netns && pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)

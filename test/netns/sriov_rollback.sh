@@ -118,6 +118,23 @@ t_exec sriov-rdma DEL "$(conf ok "$pod_conf")" CNI_CONTAINERID=rb9 CNI_NETNS="$p
 t_eq "$T_RC" 0 "its DEL ($T_ERR)"
 # Its DEL restores what its ADD snapshot: the VF's own settings, not the first pod's rate.
 assert_untouched "$orig"
+
+t_begin "DEL when the PF refuses a rate: the error names it, every other field is back, the next DEL finishes"
+setup
+add "$(conf ok "$pod_conf")"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+echo "fail rate EBUSY" > "$FAKE_PF_FAIL"
+t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$(t_jq .code)" 100 "DEL fails for the runtime to retry"
+t_contains "$(t_jq .msg)" "cannot restore VF 0's min_tx_rate 0, max_tx_rate 0 on PF $SR_PFNET: Device or resource busy" "names the refused field"
+vfline=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+for f in vlan=0 spoofchk=on trust=off max_tx_rate=100; do
+	t_contains "$vfline" "$f" "PF: $f"
+done
+rm -f "$FAKE_PF_FAIL"
+t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "the retry ($T_ERR)"
+assert_untouched "$orig"
 unset FAKE_PF_FAIL
 
 t_begin "ifname already taken in the pod: code 106, VF settings reverted"
