@@ -161,4 +161,16 @@ t_eq "$T_RC" 0 "runtimeConfig.deviceID alone ($T_ERR)"
 run DEL "$(conf 0)" m5 "$pod"
 t_eq "$(sr_state_files)$(sr_markers)" "" "released"
 
+t_begin "\"pkey\": null is absent, as null is for every member; \"PKey\" is code 7 naming it"
+sr_setup 1
+pod=$(t_netns)
+run ADD "$(conf 0 '{pkey: null, vlan: null}')" n1 "$pod"
+t_eq "$T_RC" 0 "pkey null on an Ethernet VF ($T_ERR $T_OUT)"
+run DEL "$(conf 0)" n1 "$pod"
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+run ADD "$(conf 0 '{PKey: "0x8001"}')" n2 "$pod"
+t_eq "$(t_jq .code)" 7 "PKey: code"
+t_contains "$(t_jq .msg)" "PKey: keys are case-sensitive; write \"pkey\"" "PKey: named"
+t_eq "$(sr_state_files)$(sr_markers)" "" "nothing held"
+
 t_done
