@@ -89,6 +89,13 @@ static int devinfo_declare(struct add_ctx *c, struct cni_error *err)
 				 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
 							      c->rec.rdma_pod_name,
 				 &c->rec.ib, c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
+	/* The record keeps the whole text: a copy near the limit cannot grow past it. */
+	if (ret == -ENAMETOOLONG)
+		return cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": the "
+				  "document there (%zu bytes) and what ADD adds to it make more than "
+				  "a device-info file's %d bytes; it is left as it is (give each "
+				  "attachment its own path)", c->conf.devinfo_file,
+				  c->devinfo_prior.len, SRIOV_DEVINFO_MAX);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "runtimeConfig.CNIDeviceInfoFile: "
 				  "cannot make its text: %s", strerror(-ret));
