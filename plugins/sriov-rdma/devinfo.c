@@ -210,10 +210,12 @@ static int devinfo_holds(int dirfd, const char *name, const char *text, size_t l
 }
 
 /*
- * Text into a temporary of a name no one else uses (O_EXCL), then under
- * name: linked where nothing may stand (link(2) never replaces), renamed
- * over a file otherwise (rename(2) replaces the entry, symlink or not,
- * and never follows one).
+ * Text into a temporary of a name no one else uses (O_EXCL), of the form
+ * the state directories' sweep knows (".tmp.<pid>.<n>": one a killed ADD
+ * leaves goes with the next ADD that writes into the directory), then
+ * under name: linked where nothing may stand (link(2) never replaces),
+ * renamed over a file otherwise (rename(2) replaces the entry, symlink or
+ * not, and never follows one).
  */
 static int devinfo_put(int dirfd, const char *name, const char *text, size_t len, mode_t mode,
 		       bool replace)
@@ -221,7 +223,7 @@ static int devinfo_put(int dirfd, const char *name, const char *text, size_t len
 	char tmp[NAME_MAX + 1];
 	int fd, ret;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.0", (int)getpid()) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	/* A killed ADD's temporary, left under this pid's name: it is no one else's. */

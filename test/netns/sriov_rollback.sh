@@ -365,4 +365,28 @@ else
 	echo "# strace not installed: the kill at the rename is not tried (scripts/setup test)"
 fi
 
+t_begin "ADD killed between its device-info temporary and the link: the next ADD in that directory sweeps it"
+if command -v strace >/dev/null; then
+	setup
+	di=$T_TMP/devinfo-kill
+	mkdir -p "$di"
+	printf '%s' "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$di/rb4.json\"}}")" |
+		CNI_COMMAND=ADD CNI_CONTAINERID=rb4 CNI_NETNS="$pod" CNI_IFNAME=net1 \
+		CNI_PATH="$(t_cni_path)" strace -qq -f -o /dev/null -e inject=linkat:signal=KILL \
+		"$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > /dev/null 2>&1
+	left=$(find "$di" -name '.tmp.*')
+	t_eq "$(wc -w <<<"$left")" 1 "the killed ADD left its temporary ($left)"
+	t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb4 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_eq "$T_RC" 0 "DEL ($T_ERR)"
+	touch -d "@$(($(date +%s) - 700))" "$left"
+	add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$di/rb1.json\"}}")"
+	t_eq "$T_RC" 0 "the next ADD ($T_ERR)"
+	t_eq "$(find "$di" -name '.tmp.*')" "" "it swept the dead writer's temporary"
+	t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_eq "$(ls "$di")" "" "DEL removed the file ADD wrote"
+	assert_untouched "$orig"
+else
+	echo "# strace not installed: the kill at the device-info link is not tried (scripts/setup test)"
+fi
+
 t_done
