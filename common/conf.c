@@ -11,8 +11,6 @@
 /* "where.key", or just "key" at the top level. */
 #define FIELD_FMT "%s%s%s"
 #define FIELD(where, key) (where) && *(where) ? (where) : "", (where) && *(where) ? "." : "", (key)
-/* The key as the config wrote it: members are found ignoring case. */
-#define AS_WRITTEN(v, key) ((v) && (v)->string ? (v)->string : (key))
 
 int conf_invalid(struct cni_error *err, const char *fmt, ...)
 {
@@ -27,16 +25,36 @@ int conf_invalid(struct cni_error *err, const char *fmt, ...)
 }
 
 /*
- * Members are looked up ignoring case, as Go's encoding/json does for the
- * plugins whose configs ours must accept.
+ * The spec's names, exactly: Go's encoding/json would also take "IPAM" for
+ * "ipam", but every reader of a config must find the same member, and DEL
+ * and GC (ours and the IPAM's) look for the spec's spelling. A differently
+ * cased known key is refused by conf_check_keys instead.
  */
 const cJSON *conf_member(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	if (!v)
-		v = cJSON_GetObjectItem(obj, key);
 	return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+const cJSON *conf_member_any_case(const cJSON *obj, const char *key, const char **as_written)
+{
+	const cJSON *e;
+
+	*as_written = key;
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	cJSON_ArrayForEach(e, obj) {
+		if (e->string && !strcmp(e->string, key))
+			return cJSON_IsNull(e) ? NULL : e;
+	}
+	cJSON_ArrayForEach(e, obj) {
+		if (e->string && !strcasecmp(e->string, key) && !cJSON_IsNull(e)) {
+			*as_written = e->string;
+			return e;
+		}
+	}
+	return NULL;
 }
 
 static const char *type_name(const cJSON *v)
@@ -61,11 +79,11 @@ int conf_string(const cJSON *obj, const char *where, const char *key, const char
 
 	if (!v) {
 		if (required)
-			return conf_invalid(err, FIELD_FMT ": is required", FIELD(where, AS_WRITTEN(v, key)));
+			return conf_invalid(err, FIELD_FMT ": is required", FIELD(where, key));
 		return 0;
 	}
 	if (!cJSON_IsString(v))
-		return conf_invalid(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be a string (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v->valuestring;
 	return 0;
@@ -83,9 +101,9 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 		return 0;
 	if (cJSON_IsString(v))
 		return conf_invalid(err, FIELD_FMT ": must be a number, not a string (got \"%s\")",
-				FIELD(where, AS_WRITTEN(v, key)), v->valuestring);
+				FIELD(where, key), v->valuestring);
 	if (!cJSON_IsNumber(v))
-		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %s)", FIELD(where, key),
 				type_name(v));
 	d = v->valuedouble;
 	/*
@@ -94,10 +112,10 @@ int conf_int(const cJSON *obj, const char *where, const char *key, long long min
 	 * conversion of a double outside long long's range is undefined.
 	 */
 	if (!(d <= 9007199254740992.0 && d >= -9007199254740992.0) || d != (double)(long long)d)
-		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, AS_WRITTEN(v, key)), d);
+		return conf_invalid(err, FIELD_FMT ": must be an integer (got %g)", FIELD(where, key), d);
 	if ((long long)d < min || (long long)d > max)
 		return conf_invalid(err, FIELD_FMT ": %lld is out of range (%lld-%lld)",
-				FIELD(where, AS_WRITTEN(v, key)), (long long)d, min, max);
+				FIELD(where, key), (long long)d, min, max);
 	*out = (long long)d;
 	if (present)
 		*present = true;
@@ -114,7 +132,7 @@ int conf_bool(const cJSON *obj, const char *where, const char *key, bool *out, b
 	if (!v)
 		return 0;
 	if (!cJSON_IsBool(v))
-		return conf_invalid(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be true or false (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = cJSON_IsTrue(v);
 	if (present)
@@ -143,8 +161,8 @@ int conf_onoff(const cJSON *obj, const char *where, const char *key, int *out,
 	}
 	if (cJSON_IsString(v))
 		return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got \"%s\")",
-				FIELD(where, AS_WRITTEN(v, key)), v->valuestring);
-	return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+				FIELD(where, key), v->valuestring);
+	return conf_invalid(err, FIELD_FMT ": must be \"on\" or \"off\" (got %s)", FIELD(where, key),
 			type_name(v));
 }
 
@@ -169,9 +187,9 @@ int conf_enum(const cJSON *obj, const char *where, const char *key, const char *
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
 				      choices[i]);
 	if (cJSON_IsString(v))
-		return conf_invalid(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be one of %s (got \"%s\")", FIELD(where, key),
 				list, v->valuestring);
-	return conf_invalid(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, AS_WRITTEN(v, key)), list,
+	return conf_invalid(err, FIELD_FMT ": must be one of %s (got %s)", FIELD(where, key), list,
 			type_name(v));
 }
 
@@ -184,7 +202,7 @@ int conf_object(const cJSON *obj, const char *where, const char *key, const cJSO
 	if (!v)
 		return 0;
 	if (!cJSON_IsObject(v))
-		return conf_invalid(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be an object (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v;
 	return 0;
@@ -199,7 +217,7 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 	if (!v)
 		return 0;
 	if (!cJSON_IsArray(v))
-		return conf_invalid(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, AS_WRITTEN(v, key)),
+		return conf_invalid(err, FIELD_FMT ": must be an array (got %s)", FIELD(where, key),
 				type_name(v));
 	*out = v;
 	return 0;
@@ -242,11 +260,46 @@ int conf_edit_distance(const char *a, const char *b, int cap)
 	return row[lb] > cap ? cap + 1 : row[lb];
 }
 
+/* known's entry that key spells in another case, or NULL. */
+static const char *case_variant(const char *key, const char *const known[])
+{
+	for (int i = 0; known[i]; i++)
+		if (!strcmp(key, known[i]))
+			return NULL;
+	for (int i = 0; known[i]; i++)
+		if (!strcasecmp(key, known[i]))
+			return known[i];
+	return NULL;
+}
+
+static int case_refused(struct cni_error *err, const char *where, const char *key,
+			const char *known)
+{
+	return conf_invalid(err, FIELD_FMT ": keys are case-sensitive; write \"%s\"",
+			    FIELD(where, key), known);
+}
+
+int conf_check_case(const cJSON *obj, const char *where, const char *const known[],
+		    struct cni_error *err)
+{
+	const cJSON *e;
+	const char *k;
+
+	if (!cJSON_IsObject(obj))
+		return 0;
+	cJSON_ArrayForEach(e, obj)
+		if (e->string && (k = case_variant(e->string, known)))
+			return case_refused(err, where, e->string, k);
+	return 0;
+}
+
 int conf_check_keys(const cJSON *obj, const char *where, const char *const known[],
 		    struct cni_error *err)
 {
 	const cJSON *e;
 
+	if (conf_check_case(obj, where, known, err))
+		return -EINVAL;
 	if (!cJSON_IsObject(obj))
 		return 0;
 	cJSON_ArrayForEach(e, obj) {

@@ -17,11 +17,16 @@
 #include "cni_error.h"
 
 /*
- * The member `key` of obj, its case as written first, else in any case (as
- * Go's encoding/json reads the configs ours must accept); NULL when absent
- * or null. Every getter below reads through it.
+ * The member `key` of obj, spelled exactly so (the spec's names, matched
+ * as written); NULL when absent or null. Every getter below reads through it.
  */
 const cJSON *conf_member(const cJSON *obj, const char *key);
+/*
+ * The same, else a member spelled in another case (*as_written names it):
+ * only for DEL and GC, which must release what an ADD reserved whatever
+ * was edited since. ADD refuses such a key (conf_check_keys).
+ */
+const cJSON *conf_member_any_case(const cJSON *obj, const char *key, const char **as_written);
 
 int conf_string(const cJSON *obj, const char *where, const char *key, const char **out,
 		bool required, struct cni_error *err);
@@ -42,13 +47,21 @@ int conf_array(const cJSON *obj, const char *where, const char *key, const cJSON
 	       struct cni_error *err);
 
 /*
- * A key not in known[] (NULL-terminated) but within edit distance 2 of one
- * of them (1 for known keys shorter than 5 bytes), ignoring case, is a
- * typo: "ipam.rangeStrat: unknown key; did you mean \"rangeStart\"?".
- * Other unknown keys pass: configs are shared by the plugins of a chain
- * and Multus injects its own.
+ * A key that spells one of known[] (NULL-terminated) in another case is
+ * refused: "IPAM: keys are case-sensitive; write \"ipam\"". A key not in
+ * known[] but within edit distance 2 of one of them (1 for known keys
+ * shorter than 5 bytes), ignoring case, is a typo: "ipam.rangeStrat:
+ * unknown key; did you mean \"rangeStart\"?". Other unknown keys pass:
+ * configs are shared by the plugins of a chain and Multus injects its own.
  */
 int conf_check_keys(const cJSON *obj, const char *where, const char *const known[],
+		    struct cni_error *err);
+
+/*
+ * Only the first check of conf_check_keys: for objects that carry other
+ * plugins' keys too (runtimeConfig), where a near name is no typo.
+ */
+int conf_check_case(const cJSON *obj, const char *where, const char *const known[],
 		    struct cni_error *err);
 
 /* A code-7 error for checks the getters cannot make; returns -EINVAL. */

@@ -474,26 +474,29 @@ static int set_fields(struct pf *pf, int vf, unsigned mask, const struct pf_vf_c
 
 /*
  * The fields one request each, in the kernel's order, up to the first
- * refused: which field that is goes into the error an operator reads.
- * Only after a batch failed, so the settings are idempotent to send again.
+ * refused (or past every refusal, keep_going): which fields those are goes
+ * into the error an operator reads. Only after a batch failed, so the
+ * settings are idempotent to send again.
  */
 static int set_fields_one_by_one(struct pf *pf, int vf, unsigned mask,
-				 const struct pf_vf_config *cfg)
+				 const struct pf_vf_config *cfg, bool keep_going)
 {
 	size_t i;
-	int ret = 0;
+	int ret = 0, r;
 
-	for (i = 0; i < N_FIELDS && ret == 0; i++) {
+	for (i = 0; i < N_FIELDS && (ret == 0 || keep_going); i++) {
 		if (!(mask & kernel_order[i]))
 			continue;
-		ret = set_fields(pf, vf, kernel_order[i], cfg);
-		if (ret < 0)
-			pf->refused = kernel_order[i];
+		r = set_fields(pf, vf, kernel_order[i], cfg);
+		if (r < 0) {
+			pf->refused |= kernel_order[i];
+			ret = ret ? ret : r;
+		}
 	}
 	return ret;
 }
 
-int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
+static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, bool keep_going)
 {
 	unsigned mask = cfg->mask & PF_VF_ALL;
 	int ret, lock_fd = -1;
@@ -517,11 +520,21 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 	 */
 	ret = set_fields(pf, vf_index, mask, cfg);
 	if (ret < 0 && (mask & (mask - 1)))
-		ret = set_fields_one_by_one(pf, vf_index, mask, cfg);
+		ret = set_fields_one_by_one(pf, vf_index, mask, cfg, keep_going);
 	else if (ret < 0)
 		pf->refused = mask;
 	lock_release(lock_fd);
 	return ret;
+}
+
+int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
+{
+	return set_vf(pf, vf_index, cfg, false);
+}
+
+int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
+{
+	return set_vf(pf, vf_index, cfg, true);
 }
 
 double pf_lock_waited_ms(const struct pf *pf)

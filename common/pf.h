@@ -106,10 +106,16 @@ unsigned pf_requests(void);
  */
 int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 /*
- * The field (PF_VF_*) whose request the last pf_set saw fail, 0 when it
- * did not fail on a request (or succeeded): drivers implement a subset
- * (igb has no link state, no min rate, no 802.1ad), and the error must
- * say which setting the driver refused.
+ * pf_set, but past a refusal: every field the driver takes is set, and
+ * pf_refused names each one it refused. For putting settings back, where
+ * one refused field must not leave the others as the pod had them.
+ */
+int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
+/*
+ * The fields (PF_VF_*) whose requests the last pf_set or pf_set_each saw
+ * fail, 0 when none failed on a request (or it succeeded): drivers
+ * implement a subset (igb has no link state, no min rate, no 802.1ad), and
+ * the error must say which setting the driver refused.
  */
 unsigned pf_refused(const struct pf *pf);
 /* How long this handle's pf_set and pf_set_guids waited for the PF's lock, in all. */

@@ -79,10 +79,14 @@ static struct run *run_new(struct cni_error *err)
  */
 static int load_store_only(const cJSON *ipam, struct ipam_conf *c, struct cni_error *err)
 {
-	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(ipam, "dataDir");
-	const cJSON *cool = cJSON_GetObjectItemCaseSensitive(ipam, "releaseCooldown");
+	const char *dir_key, *cool_key;
+	const cJSON *dir = conf_member_any_case(ipam, "dataDir", &dir_key);
+	const cJSON *cool = conf_member_any_case(ipam, "releaseCooldown", &cool_key);
 
 	log_warn("%s; releasing by attachment anyway", err->msg);
+	if (dir && strcmp(dir_key, "dataDir"))
+		log_warn("ipam.%s: keys are case-sensitive (ADD refuses it), but only it can name "
+			 "the store to release from: used", dir_key);
 	memset(err, 0, sizeof(*err));
 	memset(c, 0, sizeof(*c));
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
@@ -107,10 +111,16 @@ static int load(struct cni_request *req, struct run *run, bool store_only,
 		struct cni_error *err)
 {
 	struct ipam_conf *c = &run->conf;
-	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(req->conf, "ipam");
+	const char *as_written;
+	const cJSON *ipam = conf_member_any_case(req->conf, "ipam", &as_written);
 	char path[PATH_MAX], why[1024];
 	int ret;
 
+	if (strcmp(as_written, "ipam") && !store_only)
+		return conf_invalid(err, "%s: keys are case-sensitive; write \"ipam\"", as_written);
+	if (strcmp(as_written, "ipam"))
+		log_warn("%s: keys are case-sensitive (ADD refuses it), but it is this network's "
+			 "only IPAM section: releasing through it", as_written);
 	ret = ipam_conf_parse(ipam, c, err);
 	if (ret < 0 && store_only) {
 		if (load_store_only(ipam, c, err) < 0)

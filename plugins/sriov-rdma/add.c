@@ -78,6 +78,10 @@ static int run_steps(struct add_ctx *c, struct cni_error *err)
 		while (--i >= 0)
 			if (add_steps[i].undo)
 				add_steps[i].undo(c);
+		if (c->vf_unrestored)
+			cni_error_details(err, "VF %s: PF %s refused to restore its %s: DEL the "
+					  "attachment to finish (its record stays)", c->vf.bdf,
+					  c->vf.pf_netdev, c->unrestored_text);
 		return -1;
 	}
 	return 0;

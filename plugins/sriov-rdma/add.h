@@ -42,6 +42,9 @@ struct add_ctx {
 	int pod_ifindex;		/* the netdev's, in the pod, once moved */
 	bool pod_carrier;		/* it had carrier when it arrived there */
 	struct timing timing;		/* per step, for the log line that ends ADD */
+	/* PF fields the undo could not put back: the record and the marker stay for DEL. */
+	unsigned vf_unrestored;
+	char unrestored_text[256];
 };
 
 /*

@@ -89,6 +89,13 @@ static int devinfo_declare(struct add_ctx *c, struct cni_error *err)
 				 c->rdma && c->conf.rdma_name ? c->conf.rdma_name :
 							      c->rec.rdma_pod_name,
 				 &c->rec.ib, c->rec.devinfo_text, sizeof(c->rec.devinfo_text));
+	/* The record keeps the whole text: a copy near the limit cannot grow past it. */
+	if (ret == -ENAMETOOLONG)
+		return cni_errorf(err, CNI_ERR_IO, "runtimeConfig.CNIDeviceInfoFile \"%s\": the "
+				  "document there (%zu bytes) and what ADD adds to it make more than "
+				  "a device-info file's %d bytes; it is left as it is (give each "
+				  "attachment its own path)", c->conf.devinfo_file,
+				  c->devinfo_prior.len, SRIOV_DEVINFO_MAX);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "runtimeConfig.CNIDeviceInfoFile: "
 				  "cannot make its text: %s", strerror(-ret));
@@ -110,6 +117,8 @@ int add_record_fill(struct add_ctx *c, struct cni_error *err)
 	struct claim_owner *me = &c->me;
 
 	snprintf(r->network, sizeof(r->network), "%s", c->req->name ? c->req->name : "");
+	snprintf(r->ipam_type, sizeof(r->ipam_type), "%s",
+		 c->conf.ipam_type ? c->conf.ipam_type : "");
 	snprintf(r->container_id, sizeof(r->container_id), "%s", c->req->env.container_id);
 	snprintf(r->ifname, sizeof(r->ifname), "%s", c->req->env.ifname);
 	snprintf(r->netns, sizeof(r->netns), "%s", c->req->env.netns);
@@ -183,6 +192,9 @@ void add_record_undo(struct add_ctx *c)
 {
 	int ret;
 
+	/* What the PF kept of the pod's settings is the record's to undo, not the next tenant's. */
+	if (c->vf_unrestored)
+		return;
 	sriov_record_remove(c->state_fd, &c->rec);
 	ret = claim_clear(&c->claim, &c->me);
 	if (ret < 0)

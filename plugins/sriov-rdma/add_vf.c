@@ -43,6 +43,24 @@ static void vf_field_format(unsigned field, const struct pf_vf_config *v, char *
 	}
 }
 
+void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= PF_VF_ALL && n < len; bit <<= 1) {
+		if (!(mask & bit))
+			continue;
+		if (n)
+			n += (size_t)snprintf(buf + n, len - n, "; ");
+		if (n < len)
+			vf_field_format(bit, v, buf + n, len - n);
+		n += strlen(buf + n);
+	}
+	if (!buf[0])
+		vf_field_format(0, v, buf, len);
+}
+
 static int vfcfg_refused(struct add_ctx *c, int ret, const struct pf_vf_config *asked,
 			 struct cni_error *err)
 {
@@ -55,28 +73,44 @@ static int vfcfg_refused(struct add_ctx *c, int ret, const struct pf_vf_config *
 }
 
 /*
- * What the PF held before, the MAC last and only where the PF does not
- * report it already: on igb a VF's own MAC shows on the PF without being
- * held, and holding it would refuse the VF's next change of its own.
+ * What the PF held before, every field the driver takes (one refused must
+ * not leave the others as the pod had them), the MAC last and only where
+ * the PF does not report it already: on igb a VF's own MAC shows on the PF
+ * without being held, and holding it would refuse the VF's next change of
+ * its own. What the driver refuses is named, and keeps the record and the
+ * marker (add_record_undo): DEL, or the ADD that takes over the VF once
+ * this pod is gone, puts it back before anyone takes it as the VF's own.
  */
 void add_vfcfg_undo(struct add_ctx *c)
 {
 	struct pf_vf_config cfg = c->rec.vf_orig, now;
-	int ret;
+	unsigned refused = 0;
+	int ret, mac_ret = 0;
 
 	if (!c->pf)
 		return;
 	cfg.mask &= ~PF_VF_MAC;
-	ret = pf_set(c->pf, c->vf.vf_index, &cfg);
-	if (ret == 0 && (c->rec.vf_orig.mask & PF_VF_MAC)) {
-		cfg.mask = PF_VF_MAC;
-		if (pf_mac_unset(cfg.mac) || pf_get(c->pf, c->vf.vf_index, &now) < 0 ||
-		    !(now.mask & PF_VF_MAC) || memcmp(now.mac, cfg.mac, 6))
-			ret = pf_set(c->pf, c->vf.vf_index, &cfg);
-	}
+	ret = pf_set_each(c->pf, c->vf.vf_index, &cfg);
 	if (ret < 0)
-		log_error("VF %s: cannot restore its settings on PF %s: %s", c->vf.bdf,
-			  c->vf.pf_netdev, strerror(-ret));
+		refused = pf_refused(c->pf) ? pf_refused(c->pf) : cfg.mask;
+	/* Already as it was (a MAC the PF refused to take, say): nothing to ask. */
+	if ((c->rec.vf_orig.mask & PF_VF_MAC) &&
+	    (pf_get(c->pf, c->vf.vf_index, &now) < 0 || !(now.mask & PF_VF_MAC) ||
+	     memcmp(now.mac, c->rec.vf_orig.mac, 6))) {
+		cfg.mask = PF_VF_MAC;
+		mac_ret = pf_set(c->pf, c->vf.vf_index, &cfg);
+		if (mac_ret < 0)
+			refused |= PF_VF_MAC;
+	}
+	ret = ret < 0 ? ret : mac_ret;
+	if (!refused)
+		return;
+	c->vf_unrestored |= refused;
+	sriov_vf_fields_format(c->vf_unrestored, &c->rec.vf_orig, c->unrestored_text,
+			       sizeof(c->unrestored_text));
+	log_error("VF %s: PF %s refused to restore its %s (%s): the record and the in-use marker "
+		  "stay for DEL to finish", c->vf.bdf, c->vf.pf_netdev, c->unrestored_text,
+		  strerror(-ret));
 }
 
 /*

@@ -126,13 +126,15 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
  * NULL, gets the time waited for it.
  */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
-			     const char *sysfs_root, bool pin_mac, struct timing *timing)
+			     const char *sysfs_root, bool pin_mac, struct timing *timing,
+			     char *refused, size_t refused_len)
 {
 	struct pf_vf_config cfg = rec->vf_orig, now;
 	char pf_name[IFNAMSIZ];
 	struct pf *pf = NULL;
 	int ret;
 
+	snprintf(refused, refused_len, "settings");
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask || (pin_mac && (!(rec->vf_orig.mask & PF_VF_MAC) ||
 					       pf_mac_unset(rec->vf_orig.mac))))
@@ -156,7 +158,7 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 		 * default) while spoof checking is on, which this may just turn off.
 		 */
 		cfg.mask &= ~PF_VF_MAC;
-		ret = pf_set(pf, rec->vf_index, &cfg);
+		ret = pf_set_each(pf, rec->vf_index, &cfg);
 		if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
 			cfg.mask = PF_VF_MAC;
 			memset(cfg.mac, 0, 6);
@@ -165,6 +167,8 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
+	if (ret < 0 && pf_refused(pf))
+		sriov_vf_fields_format(pf_refused(pf), &rec->vf_orig, refused, refused_len);
 	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
 	return ret;
@@ -234,13 +238,15 @@ static int release_devices(const struct sriov_record *rec, const char *pod_netns
 static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 			   const char *sysfs_root, struct timing *timing, struct cni_error *err)
 {
+	char refused[256];
 	int ret;
 
-	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing);
+	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing, refused,
+				sizeof(refused));
 	timing_lap(timing, "vf-mac");
 	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's MAC on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
+			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
 		return ret;
 	}
 	/* The rebind that applies them replaces the netdev. */
@@ -277,7 +283,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	int pf_lock_dirfd = locked ? claim->dirfd : -1;
 	struct link_sock *pod_ls = NULL;
 	struct claim_owner me;
-	char who[4400];
+	char who[4400], refused[256];
 	int pod_fd = -1, ret;
 
 	sriov_owner_of(rec, &me);
@@ -287,11 +293,12 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing);
+	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing, refused,
+				sizeof(refused));
 	timing_lap(timing, "vf-config");
 	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d on PF %s: %s",
-			   rec->bdf, rec->vf_index, rec->pf_netdev, strerror(-ret));
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
+			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
 		goto out;
 	}
 	/*
@@ -382,7 +389,8 @@ struct del_ctx {
 	struct claim_owner me;
 	/* This attachment's, or what stands in for it when it cannot be read. */
 	struct sriov_record rec;
-	const char *ipam;		/* the config's IPAM type, NULL: none */
+	const char *ipam;		/* the IPAM to release from, NULL: none */
+	char ipam_recorded[256];	/* the one the record names, "" when it names none */
 	struct cni_delegation ipam_d;	/* its DEL, while the VF moves home */
 	struct cni_error ipam_err;
 	struct timing timing;		/* per phase, for the log line that ends DEL */
@@ -576,7 +584,14 @@ static int release(struct del_ctx *c, int rec_ret, struct cni_error *err)
  */
 static void ipam_del_start(struct del_ctx *c, int lock_ret)
 {
-	c->ipam = sriov_ipam_type(c->req);
+	const char *conf_ipam;
+
+	/* The one that reserved, when the record knows it: the config may have changed since. */
+	c->ipam = c->ipam_recorded[0] ? c->ipam_recorded : sriov_ipam_type_to_release(c->req);
+	conf_ipam = sriov_ipam_type(c->req);
+	if (c->ipam_recorded[0] && (!conf_ipam || strcmp(conf_ipam, c->ipam_recorded)))
+		log_info("ipam: the record's %s reserved this attachment's address; the config "
+			 "names %s now", c->ipam_recorded, conf_ipam ? conf_ipam : "none");
 	if (c->ipam && sriov_ipam_overlaps(c->ipam) && lock_ret != -ETIMEDOUT) {
 		if (cni_delegate_start(c->req, c->ipam, CNI_CMD_DEL, &c->ipam_d, &c->ipam_err))
 			log_error("ipam %s DEL: %s", c->ipam, c->ipam_err.msg);
@@ -635,9 +650,13 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	snprintf(rec->netns, sizeof(rec->netns), "%s", req->env.netns ? req->env.netns : "");
 	sriov_owner_of(rec, &c->me);
 	rec_ret = read_record(c);
-	if (rec_ret == 0)
+	if (rec_ret == 0) {
 		memcpy(c->bdf, rec->bdf, sizeof(c->bdf));
-	else if (sriov_device_id(req, c->bdf, &ignored))
+		memcpy(c->ipam_recorded, rec->ipam_type, sizeof(c->ipam_recorded));
+	}
+	else if ((ret = sriov_device_id(req, c->bdf, &ignored)) == -EXDEV)
+		log_warn("%s: going by %s", ignored.msg, c->bdf);
+	else if (ret)
 		c->bdf[0] = '\0';
 	/*
 	 * Under the VF's lock from here: an ADD of this attachment racing this

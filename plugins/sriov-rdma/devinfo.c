@@ -210,23 +210,20 @@ static int devinfo_holds(int dirfd, const char *name, const char *text, size_t l
 }
 
 /*
- * Text into a temporary of a name no one else uses (O_EXCL), then under
- * name: linked where nothing may stand (link(2) never replaces), renamed
- * over a file otherwise (rename(2) replaces the entry, symlink or not,
- * and never follows one).
+ * Text into a temporary of a name no one else uses (O_EXCL), of the form
+ * the state directories' sweep knows (".tmp.<pid>.<n>"): one a killed ADD
+ * leaves goes with the next ADD that opens the directory.
  */
-static int devinfo_put(int dirfd, const char *name, const char *text, size_t len, mode_t mode,
-		       bool replace)
+static int devinfo_tmp(int dirfd, const char *text, size_t len, mode_t mode,
+		       char tmp[NAME_MAX + 1])
 {
-	char tmp[NAME_MAX + 1];
+	static unsigned counter;
 	int fd, ret;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), ".tmp.%d.devinfo", (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	/* A killed ADD's temporary, left under this pid's name: it is no one else's. */
-	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
+	do {
+		snprintf(tmp, NAME_MAX + 1, ".tmp.%d.%u", (int)getpid(), counter++);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	} while (fd < 0 && errno == EEXIST && counter < 64);
 	if (fd < 0)
 		return -errno;
 	ret = write(fd, text, len) == (ssize_t)len ? 0 : (errno ? -errno : -EIO);
@@ -235,13 +232,57 @@ static int devinfo_put(int dirfd, const char *name, const char *text, size_t len
 		ret = -errno;
 	if (close(fd) < 0 && ret == 0)
 		ret = -errno;
-	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
-	if (ret == 0 && (replace ? renameat(dirfd, tmp, dirfd, name) :
-				   linkat(dirfd, tmp, dirfd, name, 0)) < 0)
-		ret = -errno;
-	if (!replace || ret < 0)
+	if (ret < 0)
 		unlinkat(dirfd, tmp, 0);
 	return ret;
+}
+
+/*
+ * tmp in name's place, where name still holds expect (NULL: where nothing
+ * stands; link(2) never replaces). Exchanged, not renamed over: what a
+ * writer put there since the caller looked comes back out under tmp, is
+ * checked, and goes back in place of ours when it is not what was
+ * expected (-EEXIST). A rename never follows a symlink. A filesystem
+ * without the exchange gets a plain rename, after the caller's check.
+ */
+static int devinfo_swap_in(int dirfd, const char *tmp, const char *name, const char *expect,
+			   size_t expect_len)
+{
+	int ret;
+
+	if (!expect)
+		return linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) < 0) {
+		/* Gone since: made anew, where nothing may have come in the meantime. */
+		if (errno == ENOENT)
+			return linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
+		if (errno != EINVAL && errno != ENOSYS)
+			return -errno;
+		return renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 1;
+	}
+	ret = devinfo_holds(dirfd, tmp, expect, expect_len);
+	if (ret > 0)
+		return 0;
+	/* Someone else's: back where it was, ours out again. */
+	renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE);
+	return ret < 0 ? ret : -EEXIST;
+}
+
+static int devinfo_put(int dirfd, const char *name, const char *text, size_t len, mode_t mode,
+		       const char *expect, size_t expect_len)
+{
+	char tmp[NAME_MAX + 1];
+	int ret;
+
+	ret = devinfo_tmp(dirfd, text, len, mode, tmp);
+	if (ret < 0)
+		return ret;
+	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
+	ret = devinfo_swap_in(dirfd, tmp, name, expect, expect_len);
+	/* Renamed over (ret 1): nothing left under tmp. */
+	if (ret != 1)
+		unlinkat(dirfd, tmp, 0);
+	return ret > 0 ? 0 : ret;
 }
 
 /*
@@ -268,9 +309,47 @@ int sriov_devinfo_write(const char *path, const char *text, const struct sriov_d
 			ret = 0;
 	}
 	if (ret == 0)
-		ret = devinfo_put(dirfd, base, text, strlen(text), over ? prior->mode : 0644, over);
+		ret = devinfo_put(dirfd, base, text, strlen(text), over ? prior->mode : 0644,
+				  over ? prior->text : NULL, over ? prior->len : 0);
 	close(dirfd);
 	return ret;
+}
+
+/*
+ * Removed only while it holds text (NULL: whatever it holds): moved out of
+ * the path under a name of this process first, checked there, and moved
+ * back (never over anything) when a writer put another file there since
+ * it was looked at. What is left is the instant between the two moves, in
+ * which a second writer's file would keep the path and the first one's be
+ * left under the temporary name for the sweep.
+ */
+static int devinfo_move_out(int dirfd, const char *name, const char *tmp)
+{
+	if (renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) == 0)
+		return 0;
+	/* A killed process's, under this pid's name: it is no one else's. */
+	if (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0)
+		return -errno;
+	return renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0 ? -errno : 0;
+}
+
+static int devinfo_take_away(int dirfd, const char *name, const char *text)
+{
+	char tmp[NAME_MAX + 1];
+	int ret;
+
+	snprintf(tmp, sizeof(tmp), ".tmp.%d.%u", (int)getpid(), 999u);
+	ret = devinfo_move_out(dirfd, name, tmp);
+	/* A filesystem without RENAME_NOREPLACE: removed after the caller's check. */
+	if (ret == -EINVAL || ret == -ENOSYS)
+		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	if (ret < 0)
+		return ret;
+	ret = text ? devinfo_holds(dirfd, tmp, text, strlen(text)) : 1;
+	if (ret > 0)
+		return unlinkat(dirfd, tmp, 0) < 0 ? -errno : 0;
+	renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
+	return ret < 0 ? ret : -EPERM;
 }
 
 /*
@@ -311,9 +390,10 @@ int sriov_devinfo_remove(const char *path, const char *text, const char *bdf,
 		ret = cJSON_IsString(addr) && !strcmp(addr->valuestring, bdf) ? 0 : -EPERM;
 	}
 	if (ret == 0 && prior && prior->text)
-		ret = devinfo_put(dirfd, base, prior->text, prior->len, prior->mode, true);
+		ret = devinfo_put(dirfd, base, prior->text, prior->len, prior->mode,
+				  text && text[0] ? text : NULL, text ? strlen(text) : 0);
 	else if (ret == 0)
-		ret = unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
+		ret = devinfo_take_away(dirfd, base, text && text[0] ? text : NULL);
 out:
 	cJSON_Delete(o);
 	free(data);

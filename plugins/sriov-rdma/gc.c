@@ -105,7 +105,7 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 		else
 			collect(c, err);
 	}
-	ipam = sriov_ipam_type(req);
+	ipam = sriov_ipam_type_to_release(req);
 	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)
 		*err = ipam_err;
 	ret = 0;

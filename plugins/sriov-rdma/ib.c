@@ -55,7 +55,8 @@ static int parse_guid(const char *field, const char *s, struct sriov_ib_conf *ib
 
 static int parse_pkey(const cJSON *conf, struct sriov_ib_conf *ib, struct cni_error *err)
 {
-	const cJSON *p = cJSON_GetObjectItemCaseSensitive(conf, "pkey");
+	/* null is absent, as for every other member. */
+	const cJSON *p = conf_member(conf, "pkey");
 	char *end = NULL;
 	unsigned long v = 0;
 

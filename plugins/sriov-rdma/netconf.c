@@ -26,6 +26,11 @@ static const char *const known_keys[] = {
 	"multiRail", "routeTable", "sysctl", "guid", "pkey", "ibKubernetesEnabled", NULL,
 };
 
+/* The capabilities read from runtimeConfig, which carries other plugins' too. */
+static const char *const runtime_keys[] = {
+	"deviceID", "mac", "ips", "CNIDeviceInfoFile", "infinibandGUID", NULL,
+};
+
 static const char *const vlan_protos[] = { "802.1q", "802.1ad", NULL };
 static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 /* In the order of enum sriov_rdma_mode. */
@@ -72,6 +77,21 @@ const char *sriov_ipam_type(const struct cni_request *req)
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ipam, "type");
 
 	return cJSON_IsString(type) && type->valuestring[0] ? type->valuestring : NULL;
+}
+
+const char *sriov_ipam_type_to_release(const struct cni_request *req)
+{
+	const char *as_written;
+	const cJSON *ipam = conf_member_any_case(req->conf, "ipam", &as_written);
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ipam, "type");
+
+	if (!cJSON_IsString(type) || !type->valuestring[0] ||
+	    !valid_network_name(type->valuestring))
+		return NULL;
+	if (strcmp(as_written, "ipam"))
+		log_warn("%s: keys are case-sensitive (ADD refuses it), but it is the config's only "
+			 "IPAM: releasing through %s", as_written, type->valuestring);
+	return type->valuestring;
 }
 
 bool sriov_ipam_overlaps(const char *type)
@@ -142,33 +162,51 @@ static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 	return req->env.command == CNI_CMD_ADD ? check_pool_ipam(ipam, conf, err) : 0;
 }
 
-/* runtimeConfig.deviceID, then deviceID, then Multus' pciBusID. */
+/*
+ * Where the VF comes from, most trusted first. Multus writes deviceID and
+ * pciBusID from the device plugin's allocation over whatever the NAD has
+ * there; it puts the same address in runtimeConfig.deviceID only when the
+ * NAD declares the capability, and a NAD that declares none keeps its own
+ * runtimeConfig, which libcni passes through untouched. So each source
+ * given must name the same VF: one that differs is a NAD choosing a VF the
+ * device plugin did not give its pod (-EXDEV, bdf the most trusted one).
+ * Alone, any of them is the caller's word (DRA's deviceID, a runtime's
+ * runtimeConfig.deviceID, a hand-written pciBusID).
+ */
 int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err)
 {
-	const char *id = NULL, *field = "deviceID";
+	static const char *const field[] = { "deviceID", "pciBusID", "runtimeConfig.deviceID" };
+	const char *id[3] = { NULL, NULL, NULL };
+	char canon[VF_BDF_LEN];
+	int first = -1;
 
-	if (req->runtime_config &&
-	    conf_string(req->runtime_config, "runtimeConfig", "deviceID", &id, false, err))
+	if (conf_string(req->conf, "", "deviceID", &id[0], false, err) ||
+	    conf_string(req->conf, "", "pciBusID", &id[1], false, err) ||
+	    (req->runtime_config &&
+	     conf_string(req->runtime_config, "runtimeConfig", "deviceID", &id[2], false, err)))
 		return -EINVAL;
-	if (id)
-		field = "runtimeConfig.deviceID";
-	if (!id && conf_string(req->conf, "", "deviceID", &id, false, err))
-		return -EINVAL;
-	if (!id) {
-		if (conf_string(req->conf, "", "pciBusID", &id, false, err))
-			return -EINVAL;
-		field = "pciBusID";
+	for (int i = 0; i < 3; i++) {
+		if (!id[i])
+			continue;
+		if (vf_bdf_parse(id[i], first < 0 ? bdf : canon) < 0)
+			return conf_invalid(err, "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)",
+					    field[i], id[i]);
+		if (first < 0) {
+			first = i;
+		} else if (strcmp(canon, bdf)) {
+			conf_invalid(err, "%s \"%s\" and %s \"%s\" name different VFs", field[first],
+				     id[first], field[i], id[i]);
+			cni_error_details(err, "Multus sets deviceID and pciBusID from the device "
+					  "plugin's allocation; drop %s from the NAD (declare the "
+					  "\"deviceID\" capability to have Multus pass it)", field[i]);
+			return -EXDEV;
+		}
 	}
-	if (!id) {
+	if (first < 0) {
 		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 			   "deviceID: required: the VF's PCI address (want DDDD:BB:DD.F)");
 		cni_error_details(err, "Multus fills it from the device plugin's allocation; "
 				  "set it in the config when calling the plugin directly");
-		return -EINVAL;
-	}
-	if (vf_bdf_parse(id, bdf) < 0) {
-		cni_errorf(err, CNI_ERR_INVALID_CONFIG,
-			   "%s \"%s\": not a PCI address (want DDDD:BB:DD.F)", field, id);
 		return -EINVAL;
 	}
 	return 0;
@@ -399,7 +437,8 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 	bool has_mtu = false;
 
 	memset(conf, 0, sizeof(*conf));
-	if (conf_check_keys(req->conf, "", known_keys, err))
+	if (conf_check_keys(req->conf, "", known_keys, err) ||
+	    conf_check_case(req->runtime_config, "runtimeConfig", runtime_keys, err))
 		return -EINVAL;
 	if (sriov_env_paths(&conf->paths, err) ||
 	    sriov_device_id(req, conf->bdf, err) ||

@@ -337,6 +337,7 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     (!r->devinfo_text[0] ||
 	      cJSON_AddStringToObject(o, "deviceInfoWritten", r->devinfo_text)) &&
 	     (!r->network[0] || cJSON_AddStringToObject(o, "network", r->network)) &&
+	     (!r->ipam_type[0] || cJSON_AddStringToObject(o, "ipam", r->ipam_type)) &&
 	     (!r->in_progress || cJSON_AddBoolToObject(o, "inProgress", true)) &&
 	     (!r->no_rules || cJSON_AddBoolToObject(o, "noRules", true));
 	if (ok)
@@ -382,6 +383,7 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    v != RECORD_VERSION)
 		return -EBADMSG;
 	if (get_str(o, "network", r->network, sizeof(r->network), false) ||
+	    get_str(o, "ipam", r->ipam_type, sizeof(r->ipam_type), false) ||
 	    get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
 	    get_str(o, "ifname", r->ifname, sizeof(r->ifname), true) ||
 	    get_str(o, "netns", r->netns, sizeof(r->netns), false) ||
@@ -431,7 +433,9 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 		strcpy(r->addrs[r->n_addrs++], a->valuestring);
 	}
 	/* Names came from a file and reach the kernel and paths: they must still be valid. */
-	if (!valid_container_id(r->container_id) || !valid_ifname(r->ifname) ||
+	/* DEL runs the plugin of that name from CNI_PATH. */
+	if ((r->ipam_type[0] && !valid_network_name(r->ipam_type)) ||
+	    !valid_container_id(r->container_id) || !valid_ifname(r->ifname) ||
 	    rail_from_json(get(o, "multiRail"), r->ifname, &r->rail) ||
 	    (r->netns[0] && !valid_netns_path(r->netns)) || !bdf_ok(r->bdf, true) ||
 	    !bdf_ok(r->pf_bdf, false) || (r->pf_netdev[0] && !valid_ifname(r->pf_netdev)) ||

@@ -169,6 +169,8 @@ struct sriov_record {
 	bool in_progress;		/* ADD has not finished (or was killed) */
 	/* The network's name (conf.name): a GC collects its own only. "" in an older record. */
 	char network[256];
+	/* The IPAM ADD delegated to (ipam.type): DEL's, whatever the config says by then. */
+	char ipam_type[256];
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];
@@ -200,6 +202,9 @@ struct sriov_record {
 	struct sriov_ib_rec ib;
 };
 
+/* add_vf.c: "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off", the config's words for mask's fields. */
+void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len);
+
 /* netconf.c */
 /* rdmaName's longest prefix: "_d65535p255s31f7" must still fit in 63. */
 #define SRIOV_RDMA_NAME_PREFIX_MAX	46
@@ -208,6 +213,12 @@ int sriov_conf_parse(const struct cni_request *req, struct sriov_conf *conf,
 		     struct cni_error *err);
 /* The "ipam" of the config, for delegation; NULL when there is none. */
 const char *sriov_ipam_type(const struct cni_request *req);
+/*
+ * For DEL and GC, which must release what ADD reserved: the same, else the
+ * type of an "ipam" spelled in another case (logged), which an older ADD
+ * took and this one refuses.
+ */
+const char *sriov_ipam_type_to_release(const struct cni_request *req);
 /*
  * The IPAM of this type may run while the VF moves (it never looks into the
  * pod's namespace): ADD and DEL start it first and collect its answer after
@@ -223,7 +234,11 @@ int sriov_state_dir(const struct cni_request *req, char *dir, size_t size, struc
 int sriov_env_paths(struct sriov_paths *paths, struct cni_error *err);
 /* The same for DEL and GC: a hook that fails validation is logged and ignored. */
 void sriov_env_paths_lenient(struct sriov_paths *paths);
-/* The config's VF (runtimeConfig.deviceID, deviceID, pciBusID) alone: DEL's fallback. */
+/*
+ * The config's VF (deviceID, pciBusID, runtimeConfig.deviceID, which must
+ * agree) alone: DEL's fallback. -EXDEV when they disagree, bdf then the
+ * first of them.
+ */
 int sriov_device_id(const struct cni_request *req, char bdf[VF_BDF_LEN], struct cni_error *err);
 /* "rdma" alone (STATUS must work without a deviceID). */
 int sriov_rdma_mode(const struct cni_request *req, enum sriov_rdma_mode *mode,

@@ -78,6 +78,21 @@ t_eq "$(cat "$T_TMP/devinfo/ml-rail0-c1_net1")" "$dp" "the copy is unchanged"
 t_eq "$(sr_state_files)" "" "no record left"
 rm -f "$T_TMP/devinfo/ml-rail0-c1_net1"
 
+t_begin "the device plugin's copy too large to take over (2,005 to 2,048 bytes): code 5, the copy as it was"
+pad=$(head -c 1930 /dev/zero | tr '\0' x)
+big='{"type":"pci","version":"1.1.0","pci":{"pci-address":"'"$(sr_vf 0)"'","rdma-device":"mlx5_2"},"pad":"'"$pad"'"}'
+printf '%s' "$big" > "$T_TMP/devinfo/big"
+t_eq "$(( $(stat -c %s "$T_TMP/devinfo/big") >= 2005 && $(stat -c %s "$T_TMP/devinfo/big") <= 2048 ))" 1 "a copy of $(stat -c %s "$T_TMP/devinfo/big") bytes"
+calls0=$(sr_calls | grep -c setlink)
+attempt x "\"vlan\": 100, \"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/big\"}"
+t_eq "$(t_jq .code)" 5 "code ($T_OUT)"
+t_contains "$(t_jq .msg)" "runtimeConfig.CNIDeviceInfoFile \"$T_TMP/devinfo/big\"" "names the field"
+t_contains "$(t_jq .msg)" "2048 bytes" "says the limit"
+t_eq "$(sr_calls | grep -c setlink)" "$calls0" "nothing was set on the PF"
+t_eq "$(cat "$T_TMP/devinfo/big")" "$big" "the copy is unchanged"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no claim"
+rm -f "$T_TMP/devinfo/big"
+
 # Anything else at the path: refused before the PF is asked anything.
 refused_devinfo() { # what [text the message names]
 	local calls0 before

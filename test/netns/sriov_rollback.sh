@@ -23,6 +23,10 @@ fi
 case "$CNI_COMMAND:$mode" in
 ADD:fail)
 	echo "{\"cniVersion\": \"$ver\", \"code\": 11, \"msg\": \"pool unavailable\"}"; exit 1 ;;
+ADD:refuse)
+	# From now on the PF refuses rates (the undo's among them), as a busy driver does.
+	echo "fail rate EBUSY" > "$FAKE_PF_FAIL"
+	echo "{\"cniVersion\": \"$ver\", \"code\": 11, \"msg\": \"pool unavailable\"}"; exit 1 ;;
 ADD:badroute)
 	echo "{\"cniVersion\": \"$ver\", \"ips\": [{\"address\": \"10.70.0.5/24\"}], \"routes\": [{\"dst\": \"10.99.0.0/16\", \"gw\": \"10.200.0.1\"}]}" ;;
 ADD:*)
@@ -76,6 +80,62 @@ t_contains "$(sr_calls)" "vf=0 vlan=0" "then reverted"
 assert_untouched "$orig"
 t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
 rm -f "$SR_FAKE/$SR_PFNET.fail"
+
+t_begin "the PF refuses to restore a rate: every other field goes back, the record stays, DEL finishes"
+setup
+export FAKE_PF_FAIL=$SR_FAKE/$SR_PFNET.fail
+pod_conf='{spoofchk: "off", trust: "on", max_tx_rate: 100}'
+add "$(conf refuse "$pod_conf")"
+t_eq "$(t_jq .code)" 11 "the IPAM's error stands"
+t_contains "$(t_jq .details)" "refused to restore its min_tx_rate 0, max_tx_rate 0: DEL the attachment" "names the refused field"
+t_contains "$T_ERR" "refused to restore its min_tx_rate 0, max_tx_rate 0 (Device or resource busy)" "logged with the driver's error"
+vfline=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+for f in vlan=0 spoofchk=on trust=off max_tx_rate=100; do
+	t_contains "$vfline" "$f" "PF: $f"
+done
+t_eq "$(sr_state_files | wc -w)$(sr_markers | wc -w)" 11 "the record and the marker stay"
+t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "the netdev is home"
+# Meanwhile no other pod takes the VF with the pod's rate as its own.
+pod2=$(t_netns)
+t_exec sriov-rdma ADD "$(conf ok)" CNI_CONTAINERID=rb9 CNI_NETNS="$pod2" CNI_IFNAME=net1
+t_eq "$(t_jq .code)" 101 "another pod's ADD: the VF is in use"
+rm -f "$FAKE_PF_FAIL"
+t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+assert_untouched "$orig"
+
+t_begin "the same, and the pod is gone without a DEL: the next tenant's ADD restores the VF before taking it"
+setup
+add "$(conf refuse "$pod_conf")"
+t_eq "$(t_jq .code)" 11 "the IPAM's error stands"
+rm -f "$FAKE_PF_FAIL"
+command ip netns del "$(basename "$pod")"
+pod=$(t_netns)
+t_exec sriov-rdma ADD "$(conf ok "$pod_conf")" CNI_CONTAINERID=rb9 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "the next tenant's ADD ($T_ERR)"
+t_contains "$T_ERR" "taking over the stale claim" "it took over"
+t_exec sriov-rdma DEL "$(conf ok "$pod_conf")" CNI_CONTAINERID=rb9 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "its DEL ($T_ERR)"
+# Its DEL restores what its ADD snapshot: the VF's own settings, not the first pod's rate.
+assert_untouched "$orig"
+
+t_begin "DEL when the PF refuses a rate: the error names it, every other field is back, the next DEL finishes"
+setup
+add "$(conf ok "$pod_conf")"
+t_eq "$T_RC" 0 "ADD ($T_ERR)"
+echo "fail rate EBUSY" > "$FAKE_PF_FAIL"
+t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$(t_jq .code)" 100 "DEL fails for the runtime to retry"
+t_contains "$(t_jq .msg)" "cannot restore VF 0's min_tx_rate 0, max_tx_rate 0 on PF $SR_PFNET: Device or resource busy" "names the refused field"
+vfline=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+for f in vlan=0 spoofchk=on trust=off max_tx_rate=100; do
+	t_contains "$vfline" "$f" "PF: $f"
+done
+rm -f "$FAKE_PF_FAIL"
+t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+t_eq "$T_RC" 0 "the retry ($T_ERR)"
+assert_untouched "$orig"
+unset FAKE_PF_FAIL
 
 t_begin "ifname already taken in the pod: code 106, VF settings reverted"
 setup
@@ -303,6 +363,30 @@ if command -v strace >/dev/null; then
 	assert_untouched "$orig"
 else
 	echo "# strace not installed: the kill at the rename is not tried (scripts/setup test)"
+fi
+
+t_begin "ADD killed between its device-info temporary and the link: the next ADD in that directory sweeps it"
+if command -v strace >/dev/null; then
+	setup
+	di=$T_TMP/devinfo-kill
+	mkdir -p "$di"
+	printf '%s' "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$di/rb4.json\"}}")" |
+		CNI_COMMAND=ADD CNI_CONTAINERID=rb4 CNI_NETNS="$pod" CNI_IFNAME=net1 \
+		CNI_PATH="$(t_cni_path)" strace -qq -f -o /dev/null -e inject=linkat:signal=KILL \
+		"$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > /dev/null 2>&1
+	left=$(find "$di" -name '.tmp.*')
+	t_eq "$(wc -w <<<"$left")" 1 "the killed ADD left its temporary ($left)"
+	t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb4 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_eq "$T_RC" 0 "DEL ($T_ERR)"
+	touch -d "@$(($(date +%s) - 700))" "$left"
+	add "$(conf ok "{runtimeConfig: {CNIDeviceInfoFile: \"$di/rb1.json\"}}")"
+	t_eq "$T_RC" 0 "the next ADD ($T_ERR)"
+	t_eq "$(find "$di" -name '.tmp.*')" "" "it swept the dead writer's temporary"
+	t_exec sriov-rdma DEL "$(conf ok)" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_eq "$(ls "$di")" "" "DEL removed the file ADD wrote"
+	assert_untouched "$orig"
+else
+	echo "# strace not installed: the kill at the device-info link is not tried (scripts/setup test)"
 fi
 
 t_done

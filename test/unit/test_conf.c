@@ -52,8 +52,39 @@ static void test_typo_detected(void)
 	CHECK_STR(err.msg, "ipam.rangeStrat: unknown key; did you mean \"rangeStart\"?");
 	CHECK(check_keys("{\"gatway\":\"10.0.0.1\"}", &err) != 0);
 	CHECK_HAS(err.msg, "did you mean \"gateway\"");
-	CHECK(check_keys("{\"datadir\":\"/x\",\"tipe\":\"a\"}", &err) != 0);
+	CHECK(check_keys("{\"dataDir\":\"/x\",\"tipe\":\"a\"}", &err) != 0);
 	CHECK_HAS(err.msg, "ipam.tipe");
+}
+
+/* The spec's names, exactly: a known key in another case is refused, named as written. */
+static void test_case_refused(void)
+{
+	struct cni_error err;
+	static const char *const rt[] = { "deviceID", "ips", NULL };
+	const char *as;
+	cJSON *o;
+
+	CHECK_INT(check_keys("{\"type\":\"x\",\"DATADIR\":\"/x\"}", &err), -EINVAL);
+	CHECK_INT(err.code, CNI_ERR_INVALID_CONFIG);
+	CHECK_STR(err.msg, "ipam.DATADIR: keys are case-sensitive; write \"dataDir\"");
+	CHECK_INT(check_keys("{\"Type\":\"x\"}", &err), -EINVAL);
+	CHECK_STR(err.msg, "ipam.Type: keys are case-sensitive; write \"type\"");
+	/* runtimeConfig carries other plugins' capabilities: only the case is checked there. */
+	o = cJSON_Parse("{\"dns\":{},\"portMappings\":[],\"DeviceID\":\"0000:3b:02.1\"}");
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(conf_check_case(o, "runtimeConfig", rt, &err), -EINVAL);
+	CHECK_STR(err.msg, "runtimeConfig.DeviceID: keys are case-sensitive; write \"deviceID\"");
+	CHECK(conf_member(o, "deviceID") == NULL);
+	/* DEL and GC may still find it, to release what an older ADD reserved. */
+	CHECK(conf_member_any_case(o, "deviceID", &as) != NULL);
+	CHECK_STR(as, "DeviceID");
+	CHECK(conf_member_any_case(o, "dns", &as) != NULL);
+	CHECK_STR(as, "dns");
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"dns\":{},\"ips\":[]}");
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(conf_check_case(o, "runtimeConfig", rt, &err), 0);
+	cJSON_Delete(o);
 }
 
 static void test_far_keys_pass(void)
@@ -63,7 +94,7 @@ static void test_far_keys_pass(void)
 	/* Keys of other plugins in the chain, and what Multus injects. */
 	CHECK_INT(check_keys("{\"type\":\"x\",\"deviceID\":\"0000:3b:02.1\",\"pciBusID\":\"a\","
 			     "\"capabilities\":{},\"range\":\"10.0.0.0/24\",\"ranges\":[],"
-			     "\"exclude\":[],\"DATADIR\":\"/x\"}", &err), 0);
+			     "\"exclude\":[],\"chainKey\":\"/x\"}", &err), 0);
 	CHECK_INT(err.code, 0);
 	/* A short key two edits from a short known one is not a typo: "tap" vs "type"... */
 	CHECK_INT(conf_edit_distance("tap", "type", 2), 2);
@@ -86,10 +117,11 @@ static void test_type_errors_name_path(void)
 	CHECK_INT(conf_string(ipam(), "ipam", "rangeStart", &s, false, &err), -EINVAL);
 	CHECK_STR(err.msg, "ipam.rangeStart: must be a string (got a number)");
 	memset(&err, 0, sizeof(err));
-	/* found ignoring case, as Go does, and named as the config wrote it */
+	/* A key in another case is not the key: absent. */
 	o = cJSON_Parse("{\"VlanQos\": 9}");
-	CHECK_INT(conf_int(o, "", "vlanQoS", 0, 7, &v, NULL, &err), -EINVAL);
-	CHECK_STR(err.msg, "VlanQos: 9 is out of range (0-7)");
+	v = 5;
+	CHECK_INT(conf_int(o, "", "vlanQoS", 0, 7, &v, NULL, &err), 0);
+	CHECK_INT(v, 5);
 	cJSON_Delete((cJSON *)o);
 	memset(&err, 0, sizeof(err));
 	CHECK_INT(conf_int(conf, "", "vlan", 0, 4094, &v, &present, &err), -EINVAL);
@@ -160,9 +192,10 @@ static void test_reads_and_absent(void)
 	CHECK(o == ipam());
 	CHECK_INT(conf_object(conf, "", "nothere", &o, &err), 0);
 	CHECK(o == NULL);
-	/* Go's decoder matches keys ignoring case; configs written for it must still work. */
-	CHECK_INT(conf_string(conf, "", "deviceid", &s, false, &err), -EINVAL);
-	CHECK_INT(err.code, CNI_ERR_INVALID_CONFIG);
+	/* Exactly the spec's names: "deviceid" is not "deviceID". */
+	s = "unchanged";
+	CHECK_INT(conf_string(conf, "", "deviceid", &s, false, &err), 0);
+	CHECK_STR(s, "unchanged");
 }
 
 static void test_ranges_and_enum_errors(void)
@@ -222,6 +255,7 @@ int main(void)
 	RUN(test_edit_distance);
 	RUN(test_typo_detected);
 	RUN(test_far_keys_pass);
+	RUN(test_case_refused);
 	RUN(test_type_errors_name_path);
 	RUN(test_reads_and_absent);
 	RUN(test_ranges_and_enum_errors);

@@ -49,9 +49,15 @@ static void test_device_and_vf_fields(void)
 	CHECK_HAS(err.msg, "vlanQoS");
 	CHECK_INT(parse("{\"vlan\":1}", CNI_CMD_ADD, &c, &err), 7);
 	CHECK_HAS(err.msg, "deviceID");
-	/* runtimeConfig.deviceID (capability deviceID) wins over the config's */
+	/* The sources of the VF must agree: a NAD's own runtimeConfig cannot pick another one. */
 	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"runtimeConfig\":{\"deviceID\":\"0000:3b:00.5\"}}",
-			CNI_CMD_ADD, &c, &err), 0);
+			CNI_CMD_ADD, &c, &err), 7);
+	CHECK_HAS(err.msg, "deviceID \"0000:3b:00.2\" and runtimeConfig.deviceID \"0000:3b:00.5\" "
+		  "name different VFs");
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"pciBusID\":\"3b:00.2\","
+			"\"runtimeConfig\":{\"deviceID\":\"0000:3B:00.2\"}}", CNI_CMD_ADD, &c, &err), 0);
+	CHECK_STR(c.bdf, "0000:3b:00.2");
+	CHECK_INT(parse("{\"runtimeConfig\":{\"deviceID\":\"0000:3b:00.5\"}}", CNI_CMD_ADD, &c, &err), 0);
 	CHECK_STR(c.bdf, "0000:3b:00.5");
 }
 
