@@ -6,7 +6,7 @@
 # netdevs are veth ends created here (this kernel has no SR-IOV), the
 # recording fake PF, a state directory and a pod namespace.
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 SR_PF=0000:3b:00.0
 SR_PFNET=sr$$pf
