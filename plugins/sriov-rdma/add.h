@@ -54,6 +54,17 @@ int add_claim_run(struct add_ctx *c, struct cni_error *err);
 /* What happens to the RDMA device, now that the VF is ours (sriov_rdma_plan). */
 int add_plan_run(struct add_ctx *c, struct cni_error *err);
 
+/* add_orphan.c */
+/*
+ * With the VF's lock held, the VF held by another attachment whose
+ * namespace is alive: is it an earlier sandbox of this pod that its runtime
+ * forgot (same K8S_POD_UID, same interface, no process in its namespace)?
+ * c->old gets its record. Why not is logged.
+ */
+bool add_orphan_found(struct add_ctx *c);
+/* Release it as its DEL would have (its address, the VF, its record); -EIO with err set. */
+int add_orphan_take(struct add_ctx *c, struct cni_error *err);
+
 /* add_record.c */
 /* The VF's netdev on the host, with its altnames, into host_li. */
 int add_look_host_netdev(struct add_ctx *c);
