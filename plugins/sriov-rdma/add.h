@@ -2,11 +2,12 @@
 /*
  * ADD's context and its steps, shared by the files that implement them:
  * add.c runs the steps in order and undoes them on failure, add_claim.c
- * takes the VF, add_record.c snapshots it and records the attachment,
- * add_vf.c sets the VF's properties on the PF, ib.c an InfiniBand VF's
- * GUIDs, add_pod.c moves the devices into the pod and sets its sysctls and
- * routing, add_ipam.c delegates to the IPAM, add_addr.c configures and
- * announces the addresses, add_result.c answers and logs.
+ * takes the VF (add_orphan.c from an earlier sandbox of the same pod that
+ * its runtime forgot), add_record.c snapshots it and records the
+ * attachment, add_vf.c sets the VF's properties on the PF, ib.c an
+ * InfiniBand VF's GUIDs, add_pod.c moves the devices into the pod and sets
+ * its sysctls and routing, add_ipam.c delegates to the IPAM, add_addr.c
+ * configures and announces the addresses, add_result.c answers and logs.
  */
 #ifndef ADD_H
 #define ADD_H
