@@ -2,8 +2,9 @@
 /*
  * ADD's first steps: the VF's lock, a repeated ADD of the same attachment
  * refused, the stale claim of a pod gone without a DEL taken over (the VF
- * restored as that pod's record says), and the plan for the VF's RDMA
- * device once the VF is ours.
+ * restored as that pod's record says) and so is, through add_orphan.c, the
+ * claim of an earlier sandbox of this pod that its runtime forgot, and the
+ * plan for the VF's RDMA device once the VF is ours.
  */
 #include <errno.h>
 #include <stdio.h>

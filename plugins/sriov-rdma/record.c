@@ -361,7 +361,7 @@ static int ipam_conf_from_json(const cJSON *o, struct sriov_record *r)
 		return -EBADMSG;
 	/* A config that no longer fits is not the record's fault: released by hand, as before. */
 	if (!cJSON_PrintPreallocated((cJSON *)o, r->ipam_conf, sizeof(r->ipam_conf), false))
-		r->ipam_conf[0] = '\0';
+		memset(r->ipam_conf, 0, sizeof(r->ipam_conf));
 	return 0;
 }
 
