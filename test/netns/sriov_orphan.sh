@@ -94,19 +94,19 @@ pause_gone "$OLD_PAUSE"
 t_begin "another pod (another K8S_POD_UID) never takes the VF, though no process lives in the old namespace"
 sandbox
 run ADD "$(conf 7)" other1 "$SB" "$(args train worker-1 other1 uid-b)"
-t_eq "$(t_jq .code)" 101 "code ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code ($T_ERR)"
 t_contains "$(t_jq .msg)" "VF in use by $OLD (container sb1, interface net1)" "names the holder"
 t_eq "$(vf_in "$OLD")" net1 "the VF stays in the old sandbox"
 t_eq "$(reservations sb1)" 1 "the old sandbox's address stays"
 
 t_begin "an ADD without a pod identity (no K8S_POD_UID) never takes the VF"
 run ADD "$(conf 7)" sb2 "$SB" "$(args train worker-0 sb2)"
-t_eq "$(t_jq .code)" 101 "code ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code ($T_ERR)"
 t_eq "$(vf_in "$OLD")" net1 "the VF stays in the old sandbox"
 
 t_begin "the same pod's sandbox under another interface name does not take it"
 run ADD "$(conf 7)" sb2 "$SB" "$(args train worker-0 sb2 uid-a)" net2
-t_eq "$(t_jq .code)" 101 "code ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code ($T_ERR)"
 t_eq "$(vf_in "$OLD")" net1 "the VF stays in the old sandbox"
 
 t_begin "rdma-doctor names the orphan, its pod and the command that frees it"
@@ -151,7 +151,7 @@ t_eq "$T_RC" 0 "ADD of the old sandbox ($T_OUT)"
 sandbox
 NEW=$SB
 run ADD "$(conf 7)" sb2 "$NEW" "$(args train worker-0 sb2 uid-a)"
-t_eq "$(t_jq .code)" 101 "code while the pause runs ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code while the pause runs ($T_ERR)"
 t_eq "$(vf_in "$OLD")" net1 "the VF stays in the old sandbox"
 pause_gone "$OLD_PAUSE"
 # Another process entered it (an admin's nsenter, a debug container).
@@ -163,7 +163,7 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 run ADD "$(conf 7)" sb2 "$NEW" "$(args train worker-0 sb2 uid-a)"
-t_eq "$(t_jq .code)" 101 "code while another process lives there ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code while another process lives there ($T_ERR)"
 out=$("$SOURCE_DIR/scripts/rdma-doctor" --sysfs-root "$SR_SYS" --cni-bin-dir "" \
 	--state-dir "$SR_STATE" 2>&1)
 t_not_contains "$out" "WARN attachment sb1:net1" "rdma-doctor leaves a live sandbox alone"
@@ -188,7 +188,7 @@ t_eq "$T_RC" 0 "ADD without K8S_POD_UID ($T_OUT)"
 pause_gone "$PAUSE"
 sandbox
 run ADD "$(conf 7)" sb2 "$SB" "$(args train worker-0 sb2 uid-a)"
-t_eq "$(t_jq .code)" 101 "code ($T_ERR)"
+t_eq "$T_RC/$(t_jq .code)" 1/101 "code ($T_ERR)"
 
 t_begin "rdma-doctor's command frees an orphan whose pod is gone"
 out=$("$SOURCE_DIR/scripts/rdma-doctor" --sysfs-root "$SR_SYS" --cni-bin-dir "$(t_cni_path)" \
