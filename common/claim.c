@@ -162,6 +162,17 @@ bool claim_held_by(const struct claim *claim, const struct claim_owner *me)
 	return strcmp(o->container_id, me->container_id) == 0 && strcmp(o->ifname, me->ifname) == 0;
 }
 
+bool claim_busy(const struct claim *claim, const struct claim_owner *me)
+{
+	/*
+	 * A claim belongs to an attachment, not to a pod: another interface of
+	 * the same pod is refused too. One whose namespace is gone is what a
+	 * missed DEL leaves: taken over.
+	 */
+	return claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, me) &&
+	       netns_alive(claim->owner.netns);
+}
+
 int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,
 		  struct claim *claim)
 {
@@ -170,14 +181,7 @@ int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigne
 	ret = claim_lock(dirfd, bdf, timeout_ms, claim);
 	if (ret < 0)
 		return ret;
-	if (claim->marker != CLAIM_MARKER_READ || claim_held_by(claim, me))
-		return 0;
-	/*
-	 * A claim belongs to an attachment, not to a pod: another interface of
-	 * the same pod is refused too. One whose namespace is gone is what a
-	 * missed DEL leaves: taken over.
-	 */
-	if (netns_alive(claim->owner.netns)) {
+	if (claim_busy(claim, me)) {
 		claim_release(claim);
 		return -EBUSY;
 	}

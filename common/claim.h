@@ -55,6 +55,8 @@ int claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct claim *cl
  */
 int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,
 		  struct claim *claim);
+/* claim_take's test, on a claim locked by claim_lock: -EBUSY's condition. */
+bool claim_busy(const struct claim *claim, const struct claim_owner *me);
 /* Does the marker read at lock time name `me` (by container ID and ifname; an older one by netns)? */
 bool claim_held_by(const struct claim *claim, const struct claim_owner *me);
 /* Write the marker (atomically) naming owner; the lock must be held. */

@@ -36,23 +36,42 @@ static int find_plugin(const char *type, const char *cni_path, char *out, size_t
 	return -ENOENT;
 }
 
-/* environ with CNI_COMMAND replaced: an array of pointers into environ plus one owned string. */
-static char **child_env(const char *verb, char **owned)
+/* Is kv ("KEY=value") one of set's keys? */
+static bool key_set(const char *kv, char *const set[])
 {
-	size_t n = 0, j = 0;
+	size_t len = strcspn(kv, "=") + 1;
+
+	for (; set && *set; set++)
+		if (strncmp(kv, *set, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * environ with CNI_COMMAND replaced and each "KEY=value" of set (NULL:
+ * none) in place of KEY's: an array of pointers into environ and set plus
+ * one owned string.
+ */
+static char **child_env(const char *verb, char *const set[], char **owned)
+{
+	size_t n = 0, n_set = 0, j = 0;
 	char **envp;
 
 	while (environ[n])
 		n++;
-	envp = calloc(n + 2, sizeof(*envp));
+	while (set && set[n_set])
+		n_set++;
+	envp = calloc(n + n_set + 2, sizeof(*envp));
 	if (!envp || asprintf(owned, "CNI_COMMAND=%s", verb) < 0) {
 		free(envp);
 		*owned = NULL;
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "CNI_COMMAND=", 12) != 0)
+		if (strncmp(environ[i], "CNI_COMMAND=", 12) != 0 && !key_set(environ[i], set))
 			envp[j++] = environ[i];
+	for (size_t i = 0; i < n_set; i++)
+		envp[j++] = set[i];
 	envp[j] = *owned;
 	return envp;
 }
@@ -257,8 +276,8 @@ static int delegate_result(const char *type, const char *out, struct cni_result 
 	return 0;
 }
 
-int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
-		       struct cni_delegation *d, struct cni_error *err)
+static int delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+			  char *const env_set[], struct cni_delegation *d, struct cni_error *err)
 {
 	char exe[PATH_MAX], *owned = NULL, **envp = NULL;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, r, ret = -1;
@@ -276,7 +295,7 @@ int cni_delegate_start(const struct cni_request *req, const char *type, enum cni
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "plugin type \"%s\": no executable of that name in CNI_PATH \"%s\"",
 				  type, req->env.path ? req->env.path : "");
-	envp = child_env(cni_cmd_name(cmd), &owned);
+	envp = child_env(cni_cmd_name(cmd), env_set, &owned);
 	if (!envp)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "%s: out of memory", type);
 	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC)) {
@@ -316,6 +335,12 @@ out:
 	free(owned);
 	free(envp);
 	return ret;
+}
+
+int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		       struct cni_delegation *d, struct cni_error *err)
+{
+	return delegate_start(req, type, cmd, NULL, d, err);
 }
 
 int cni_delegate_finish(struct cni_delegation *d, struct cni_result *res, struct cni_error *err)
@@ -381,6 +406,16 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 	struct cni_delegation d;
 
 	if (cni_delegate_start(req, type, cmd, &d, err))
+		return -1;
+	return cni_delegate_finish(&d, res, err);
+}
+
+int cni_delegate_env(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		     char *const env_set[], struct cni_result *res, struct cni_error *err)
+{
+	struct cni_delegation d;
+
+	if (delegate_start(req, type, cmd, env_set, &d, err))
 		return -1;
 	return cni_delegate_finish(&d, res, err);
 }

@@ -21,6 +21,15 @@ int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd c
 		 struct cni_result *res, struct cni_error *err);
 
 /*
+ * The same for another attachment than the request's: each "KEY=value" of
+ * env_set (NULL-terminated) stands in for KEY in the plugin's environment
+ * (CNI_CONTAINERID, CNI_IFNAME, CNI_NETNS, CNI_ARGS), and req's stdin is
+ * that attachment's config.
+ */
+int cni_delegate_env(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		     char *const env_set[], struct cni_result *res, struct cni_error *err);
+
+/*
  * The same in two halves, so the caller can work while the plugin runs:
  * start spawns it with its stdin written (or, for a config larger than a
  * pipe, left for finish to write), finish reads its answer and reaps it.

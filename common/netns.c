@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -110,4 +113,89 @@ bool netns_alive(const char *path)
 		return false;
 	close(fd);
 	return true;
+}
+
+/* A thread's namespace: 1 when it is `ns`, 0 otherwise (a thread that exited meanwhile too). */
+static int thread_in(int task_fd, const char *tid, const struct stat *ns)
+{
+	char path[sizeof(((struct dirent *)0)->d_name) + 8];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/ns/net", tid);
+	if (fstatat(task_fd, path, &st, 0) < 0)
+		return 0;
+	return st.st_dev == ns->st_dev && st.st_ino == ns->st_ino;
+}
+
+/*
+ * Every thread of process pid, since a thread may enter a namespace on its
+ * own (setns(2) is per thread); a procfs model without task/ has its
+ * <pid>/ns/net alone.
+ */
+static int process_in(int proc_fd, const char *pid, const struct stat *ns)
+{
+	int pid_fd, task_fd, found = 0;
+	struct dirent *de;
+	DIR *d;
+
+	pid_fd = openat(proc_fd, pid, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pid_fd < 0)
+		return 0;
+	task_fd = openat(pid_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (task_fd < 0) {
+		found = thread_in(pid_fd, ".", ns);
+		close(pid_fd);
+		return found;
+	}
+	close(pid_fd);
+	d = fdopendir(task_fd);
+	if (!d) {
+		close(task_fd);
+		return 0;
+	}
+	while (!found && (de = readdir(d)))
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+			found = thread_in(task_fd, de->d_name, ns);
+	closedir(d);
+	return found;
+}
+
+int netns_find_process(const char *proc_root, const char *path, pid_t *pid)
+{
+	int fd, proc_fd, seen = 0, found = 0;
+	struct dirent *de;
+	struct stat ns;
+	char *end;
+	DIR *d;
+
+	*pid = 0;
+	if (netns_open(path, &fd) < 0)
+		return -ENOENT;
+	if (fstat(fd, &ns) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	proc_fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		return -errno;
+	d = fdopendir(proc_fd);
+	if (!d) {
+		close(proc_fd);
+		return -errno;
+	}
+	while (!found && (de = readdir(d))) {
+		long n = strtol(de->d_name, &end, 10);
+
+		if (*end || n <= 0 || de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		seen++;
+		if (process_in(dirfd(d), de->d_name, &ns)) {
+			*pid = (pid_t)n;
+			found = 1;
+		}
+	}
+	closedir(d);
+	/* A procfs that lists no process at all is not one: it cannot say "nobody". */
+	return found ? 1 : seen ? 0 : -ENOENT;
 }

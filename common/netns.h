@@ -31,6 +31,13 @@ int netns_stranded(void);
 bool netns_same(int fd_a, int fd_b);
 /* Does the path still name a live namespace? */
 bool netns_alive(const char *path);
+/*
+ * Does any process (any of its threads) of proc_root (a procfs, "/proc" or
+ * a test's model of one) live in the namespace at path? 1 with *pid one of
+ * them, 0 none, -ENOENT when path is not a namespace or proc_root lists no
+ * process at all, -errno when proc_root cannot be read.
+ */
+int netns_find_process(const char *proc_root, const char *path, pid_t *pid);
 
 /*
  * How a switch reaches the kernel: setns(2), unless a test build registers

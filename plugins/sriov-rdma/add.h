@@ -2,11 +2,12 @@
 /*
  * ADD's context and its steps, shared by the files that implement them:
  * add.c runs the steps in order and undoes them on failure, add_claim.c
- * takes the VF, add_record.c snapshots it and records the attachment,
- * add_vf.c sets the VF's properties on the PF, ib.c an InfiniBand VF's
- * GUIDs, add_pod.c moves the devices into the pod and sets its sysctls and
- * routing, add_ipam.c delegates to the IPAM, add_addr.c configures and
- * announces the addresses, add_result.c answers and logs.
+ * takes the VF (add_orphan.c from an earlier sandbox of the same pod that
+ * its runtime forgot), add_record.c snapshots it and records the
+ * attachment, add_vf.c sets the VF's properties on the PF, ib.c an
+ * InfiniBand VF's GUIDs, add_pod.c moves the devices into the pod and sets
+ * its sysctls and routing, add_ipam.c delegates to the IPAM, add_addr.c
+ * configures and announces the addresses, add_result.c answers and logs.
  */
 #ifndef ADD_H
 #define ADD_H
@@ -56,6 +57,17 @@ struct add_ctx {
 int add_claim_run(struct add_ctx *c, struct cni_error *err);
 /* What happens to the RDMA device, now that the VF is ours (sriov_rdma_plan). */
 int add_plan_run(struct add_ctx *c, struct cni_error *err);
+
+/* add_orphan.c */
+/*
+ * With the VF's lock held, the VF held by another attachment whose
+ * namespace is alive: is it an earlier sandbox of this pod that its runtime
+ * forgot (same K8S_POD_UID, same interface, no process in its namespace)?
+ * c->old gets its record. Why not is logged.
+ */
+bool add_orphan_found(struct add_ctx *c);
+/* Release it as its DEL would have (its address, the VF, its record); -EIO with err set. */
+int add_orphan_take(struct add_ctx *c, struct cni_error *err);
 
 /* add_record.c */
 /* The VF's netdev on the host, with its altnames, into host_li. */

@@ -2,8 +2,9 @@
 /*
  * ADD's first steps: the VF's lock, a repeated ADD of the same attachment
  * refused, the stale claim of a pod gone without a DEL taken over (the VF
- * restored as that pod's record says), and the plan for the VF's RDMA
- * device once the VF is ours.
+ * restored as that pod's record says) and so is, through add_orphan.c, the
+ * claim of an earlier sandbox of this pod that its runtime forgot, and the
+ * plan for the VF's RDMA device once the VF is ours.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -79,22 +80,28 @@ static int take_over(struct add_ctx *c, struct cni_error *err)
 	return -EIO;
 }
 
+/* The VF is another attachment's, whose namespace is alive. */
+static int refuse_busy(struct add_ctx *c, struct cni_error *err)
+{
+	char who[4400];
+
+	claim_owner_format(&c->claim.owner, who, sizeof(who));
+	claim_release(&c->claim);
+	cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);
+	cni_error_details(err, "another attachment holds this VF; the device plugin allocated it "
+			  "twice, or that pod's DEL has not run yet (if its runtime forgot it, "
+			  "scripts/rdma-doctor names it and the command that frees it)");
+	return -EBUSY;
+}
+
 int add_claim_run(struct add_ctx *c, struct cni_error *err)
 {
 	const struct sriov_record *old = &c->old;
-	bool took_over = false;
-	char who[4400];
+	bool took_over = false, busy;
 	int ret;
 
-	ret = claim_take(c->pci_fd, c->vf.bdf, &c->me, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
+	ret = claim_lock(c->pci_fd, c->vf.bdf, SRIOV_LOCK_TIMEOUT_MS, &c->claim);
 	timing_wait(&c->timing, "vf", c->claim.waited_ms);
-	if (ret == -EBUSY) {
-		claim_owner_format(&c->claim.owner, who, sizeof(who));
-		cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);
-		cni_error_details(err, "another attachment holds this VF; the device plugin "
-				  "allocated it twice, or that pod's DEL has not run yet");
-		return ret;
-	}
 	if (ret == -ETIMEDOUT)
 		return cni_errorf(err, CNI_ERR_TRY_AGAIN,
 				  "deviceID %s: another ADD or DEL holds the VF's lock; try again",
@@ -102,9 +109,16 @@ int add_claim_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF in %s/%s: %s",
 				  c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
+	busy = claim_busy(&c->claim, &c->me);
+	if (busy && !add_orphan_found(c))
+		return refuse_busy(c, err);
 	if (refuse_existing(c, err))
 		return -EEXIST;
-	if (c->claim.marker != CLAIM_MARKER_NONE && !claim_held_by(&c->claim, &c->me)) {
+	if (busy) {
+		if (add_orphan_take(c, err))
+			return -EIO;
+		took_over = true;
+	} else if (c->claim.marker != CLAIM_MARKER_NONE && !claim_held_by(&c->claim, &c->me)) {
 		if (take_over(c, err))
 			return -EIO;
 		took_over = true;

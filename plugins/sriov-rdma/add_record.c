@@ -104,6 +104,45 @@ static int devinfo_declare(struct add_ctx *c, struct cni_error *err)
 }
 
 /*
+ * Whose attachment it is and how its address goes back, for an undo that
+ * comes without its runtime (a takeover of a forgotten sandbox,
+ * rdma-doctor's command): the pod from CNI_ARGS, the IPAM's config.
+ */
+static void record_pod(struct add_ctx *c)
+{
+	static const char *const keys[] = { "K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_UID" };
+	struct sriov_record *r = &c->rec;
+	char *fields[] = { r->pod_namespace, r->pod_name, r->pod_uid };
+	const cJSON *ipam = cJSON_GetObjectItemCaseSensitive(c->req->conf, "ipam");
+	const char *v;
+	cJSON *o;
+	bool ok;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = cni_env_arg(&c->req->env, keys[i]);
+		fields[i][0] = '\0';
+		if (v && sriov_pod_field_ok(v))
+			snprintf(fields[i], SRIOV_POD_FIELD_MAX, "%s", v);
+	}
+	r->ipam_conf[0] = '\0';
+	if (!c->conf.ipam_type)
+		return;
+	o = cJSON_CreateObject();
+	/* cJSON asks for 5 bytes to spare: what fits then prints again when the record is read. */
+	ok = o && cJSON_AddStringToObject(o, "cniVersion", c->req->version) &&
+	     cJSON_AddStringToObject(o, "name", c->req->name ? c->req->name : "") &&
+	     cJSON_AddItemToObject(o, "ipam", cJSON_Duplicate(ipam, true)) &&
+	     cJSON_PrintPreallocated(o, r->ipam_conf, sizeof(r->ipam_conf) - 5, false);
+	cJSON_Delete(o);
+	if (!ok) {
+		r->ipam_conf[0] = '\0';
+		log_warn("ipam: its config is too large to record (over %d bytes): should this "
+			 "attachment's runtime forget it, whoever releases it in its stead must release "
+			 "its address by hand", SRIOV_IPAM_CONF_MAX - 5);
+	}
+}
+
+/*
  * The record and the marker, from what ADD knows before its first change:
  * the attachment, the VF, its host netdev as read under the lock, the PF's
  * fields that the config changes as they were, what is to move, the
@@ -143,6 +182,7 @@ int add_record_fill(struct add_ctx *c, struct cni_error *err)
 	}
 	r->rdma_moved = c->rdma != NULL;
 	r->no_rules = !c->conf.multi_rail;
+	record_pod(c);
 	if (devinfo_declare(c, err))
 		return -1;
 	r->in_progress = true;

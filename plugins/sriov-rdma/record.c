@@ -307,6 +307,64 @@ static int ib_from_json(const cJSON *o, struct sriov_ib_rec *ib)
 	return 0;
 }
 
+/* "pod": {"namespace", "name", "uid"}, each present when known. */
+static cJSON *pod_to_json(const struct sriov_record *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o != NULL;
+
+	ok = ok && (!r->pod_namespace[0] ||
+		    cJSON_AddStringToObject(o, "namespace", r->pod_namespace)) &&
+	     (!r->pod_name[0] || cJSON_AddStringToObject(o, "name", r->pod_name)) &&
+	     (!r->pod_uid[0] || cJSON_AddStringToObject(o, "uid", r->pod_uid));
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A pod's namespace, name or UID: what Kubernetes gives them, nothing a shell or a path minds. */
+bool sriov_pod_field_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
+
+	return n > 0 && s[n] == '\0' && n < SRIOV_POD_FIELD_MAX;
+}
+
+static int pod_from_json(const cJSON *o, struct sriov_record *r)
+{
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o) ||
+	    get_str(o, "namespace", r->pod_namespace, sizeof(r->pod_namespace), false) ||
+	    get_str(o, "name", r->pod_name, sizeof(r->pod_name), false) ||
+	    get_str(o, "uid", r->pod_uid, sizeof(r->pod_uid), false) ||
+	    (r->pod_namespace[0] && !sriov_pod_field_ok(r->pod_namespace)) ||
+	    (r->pod_name[0] && !sriov_pod_field_ok(r->pod_name)) ||
+	    (r->pod_uid[0] && !sriov_pod_field_ok(r->pod_uid)))
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * "ipamConf": the object ADD gave its IPAM. Its "ipam.type" names the
+ * plugin a takeover runs: it must be one a config could name.
+ */
+static int ipam_conf_from_json(const cJSON *o, struct sriov_record *r)
+{
+	const cJSON *type = get(get(o, "ipam"), "type");
+
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o) || !cJSON_IsString(type) || !valid_plugin_type(type->valuestring))
+		return -EBADMSG;
+	/* A config that no longer fits is not the record's fault: released by hand, as before. */
+	if (!cJSON_PrintPreallocated((cJSON *)o, r->ipam_conf, sizeof(r->ipam_conf), false))
+		memset(r->ipam_conf, 0, sizeof(r->ipam_conf));
+	return 0;
+}
+
 static cJSON *record_to_json(const struct sriov_record *r)
 {
 	cJSON *o = cJSON_CreateObject(), *addrs;
@@ -347,6 +405,10 @@ static cJSON *record_to_json(const struct sriov_record *r)
 		ok = cJSON_AddItemToObject(o, "multiRail", rail_to_json(&r->rail));
 	if (ok && r->ib.ib)
 		ok = cJSON_AddItemToObject(o, "infiniband", ib_to_json(&r->ib));
+	if (ok && (r->pod_namespace[0] || r->pod_name[0] || r->pod_uid[0]))
+		ok = cJSON_AddItemToObject(o, "pod", pod_to_json(r));
+	if (ok && r->ipam_conf[0])
+		ok = cJSON_AddItemToObject(o, "ipamConf", cJSON_Parse(r->ipam_conf));
 	addrs = ok ? cJSON_AddArrayToObject(o, "addresses") : NULL;
 	for (i = 0; addrs && i < r->n_addrs; i++)
 		if (!cJSON_AddItemToArray(addrs, cJSON_CreateString(r->addrs[i])))
@@ -398,7 +460,8 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	    get_mac(o, "hostMac", r->host_mac) || get_mac(o, "podMac", r->pod_mac) ||
 	    vfcfg_from_json(get(o, "vfApplied"), &r->vf_applied) ||
 	    vfcfg_from_json(get(o, "vfOriginal"), &r->vf_orig) ||
-	    ib_from_json(get(o, "infiniband"), &r->ib))
+	    ib_from_json(get(o, "infiniband"), &r->ib) || pod_from_json(get(o, "pod"), r) ||
+	    ipam_conf_from_json(get(o, "ipamConf"), r))
 		return -EBADMSG;
 	/* Every number is checked before it is converted: a garbled one makes the record unreadable. */
 	if (!int_ok(o, "vfIndex", 0, 65535, true, 0, &index) ||

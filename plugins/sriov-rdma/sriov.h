@@ -51,6 +51,10 @@
 #define SRIOV_LATE_CARRIER_PROBES	15
 /* The largest device-info document taken over from the device plugin or written. */
 #define SRIOV_DEVINFO_MAX	2048
+/* A pod's namespace, name or UID as the record keeps it (a DNS subdomain is 253). */
+#define SRIOV_POD_FIELD_MAX	254
+/* The largest IPAM config a record keeps for the release of a takeover. */
+#define SRIOV_IPAM_CONF_MAX	65536
 /* sbr's choice: policy routing tables are taken from here up. */
 #define SRIOV_FIRST_ROUTE_TABLE	100
 
@@ -200,6 +204,21 @@ struct sriov_record {
 	/* ADD adds no policy rules (no multiRail): DEL need not look for any. false in older records. */
 	bool no_rules;
 	struct sriov_ib_rec ib;
+	/*
+	 * The pod, from CNI_ARGS (K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID):
+	 * "" when the runtime sent none, and in older records. A takeover of a
+	 * forgotten sandbox needs the same UID on both sides.
+	 */
+	char pod_namespace[SRIOV_POD_FIELD_MAX];
+	char pod_name[SRIOV_POD_FIELD_MAX];
+	char pod_uid[SRIOV_POD_FIELD_MAX];
+	/*
+	 * The IPAM's config as ADD delegated to it, {cniVersion, name, ipam},
+	 * so that whoever undoes the attachment without its runtime (a
+	 * takeover, rdma-doctor's command) releases its address: "" without an
+	 * IPAM, in older records, or when larger than SRIOV_IPAM_CONF_MAX.
+	 */
+	char ipam_conf[SRIOV_IPAM_CONF_MAX];
 };
 
 /* add_vf.c: "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off", the config's words for mask's fields. */
@@ -299,6 +318,8 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
 /* The same from a sealed buffer (modified in place): the parser the fuzz target drives. */
 int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
+/* A pod's namespace, name or UID fit for the record: [A-Za-z0-9._-], 1 to 253 characters. */
+bool sriov_pod_field_ok(const char *s);
 
 /* devinfo.c */
 /* Absolute, no "..": code 7 naming runtimeConfig.CNIDeviceInfoFile. */

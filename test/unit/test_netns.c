@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,6 +265,63 @@ static void test_alive(void)
 	CHECK(!netns_alive(path));
 }
 
+/*
+ * Who lives in a namespace: a process in it, found through the real /proc
+ * and through a model of one; nobody once it is gone; a procfs that lists
+ * no process cannot say "nobody".
+ */
+static void test_find_process(void)
+{
+	char path[64], model[128], link[256], cmd[300];
+	int ready[2], pin;
+	pid_t pid, found;
+	char c;
+
+	CHECK_INT(netns_find_process("/proc", "/proc/self/ns/net", &found), 1);
+	CHECK_INT(netns_find_process("/proc", tmpfile_path, &found), -ENOENT);
+	CHECK_INT(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		if (unshare(CLONE_NEWNET) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	/* Pinned, as a runtime pins it, so the namespace outlives the process. */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	pin = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(pin >= 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pin);
+	CHECK_INT(netns_find_process("/proc", path, &found), 1);
+	CHECK_INT(found, pid);
+
+	snprintf(model, sizeof(model), "%s.proc", tmpfile_path);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/42/ns", model);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(netns_find_process(model, path, &found), 0);
+	snprintf(link, sizeof(link), "%s/42/ns/net", model);
+	snprintf(cmd, sizeof(cmd), "/proc/%d/ns/net", (int)getpid());
+	CHECK_INT(symlink(cmd, link), 0);
+	CHECK_INT(netns_find_process(model, "/proc/self/ns/net", &found), 1);
+	CHECK_INT(found, 42);
+	CHECK_INT(netns_find_process(model, path, &found), 0);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK_INT(netns_find_process("/proc", path, &found), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", model);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(mkdir(model, 0700), 0);
+	CHECK_INT(netns_find_process(model, path, &found), -ENOENT);
+	rmdir(model);
+	close(pin);
+}
+
 int main(void)
 {
 	int fd, ret;
@@ -288,6 +346,7 @@ int main(void)
 	RUN(test_do_kernel_refuses_return);
 	RUN(test_open_rejects_non_netns);
 	RUN(test_alive);
+	RUN(test_find_process);
 	ret = check_summary();
 	unlink(tmpfile_path);
 	return ret;

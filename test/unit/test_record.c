@@ -124,6 +124,10 @@ static void check_same(const struct sriov_record *a, const struct sriov_record *
 	CHECK_INT(b->no_rules, a->no_rules);
 	CHECK_STR(b->network, a->network);
 	CHECK_STR(b->devinfo_file, a->devinfo_file);
+	CHECK_STR(b->pod_namespace, a->pod_namespace);
+	CHECK_STR(b->pod_name, a->pod_name);
+	CHECK_STR(b->pod_uid, a->pod_uid);
+	CHECK_STR(b->ipam_conf, a->ipam_conf);
 	CHECK_INT(b->n_addrs, a->n_addrs);
 	for (i = 0; i < a->n_addrs && i < b->n_addrs; i++)
 		CHECK_STR(b->addrs[i], a->addrs[i]);
@@ -419,6 +423,47 @@ static void test_names_checked(void)
 		  -EBADMSG);
 	CHECK_INT(parse_with(NULL, "addresses", NULL), 0);
 	CHECK_INT(parse_with(NULL, "deviceInfoFile", "7"), -EBADMSG);
+}
+
+/*
+ * The pod and the IPAM config, which a takeover of a forgotten sandbox
+ * acts on: a pod field a shell or a path would mind, or an IPAM config
+ * naming no plugin, makes the record unreadable; both are optional.
+ */
+static void test_pod_and_ipam(void)
+{
+	struct sriov_record r, back;
+	char name[512];
+	int dirfd = open_tmp();
+
+	full_record(&r);
+	snprintf(r.pod_namespace, sizeof(r.pod_namespace), "train");
+	snprintf(r.pod_name, sizeof(r.pod_name), "worker-0");
+	snprintf(r.pod_uid, sizeof(r.pod_uid), "6f1c0f2e-5d1b-4b9f-9d4e-3c2f7a1b8e90");
+	snprintf(r.ipam_conf, sizeof(r.ipam_conf), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\","
+		 "\"ipam\":{\"type\":\"pool-ipam\",\"subnet\":\"10.0.0.0/24\"}}");
+	CHECK_INT(sriov_record_write(dirfd, &r), 0);
+	sriov_record_name(r.container_id, r.ifname, name, sizeof(name));
+	CHECK_INT(sriov_record_read(dirfd, name, &back), 0);
+	check_same(&r, &back);
+	close(dirfd);
+
+	CHECK(sriov_pod_field_ok("a.b-c_9"));
+	CHECK(!sriov_pod_field_ok(""));
+	CHECK(!sriov_pod_field_ok("a;b"));
+	CHECK(!sriov_pod_field_ok("a/b"));
+	CHECK(!sriov_pod_field_ok("a b"));
+	CHECK_INT(parse_with(NULL, "pod", "{\"uid\": \"u;rm\"}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pod", "{\"namespace\": \"a/b\"}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pod", "{\"name\": 7}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pod", "\"u\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "pod", "{\"uid\": \"u-1\"}"), 0);
+	CHECK_INT(parse_with(NULL, "pod", NULL), 0);
+	CHECK_INT(parse_with(NULL, "ipamConf", "{\"ipam\": {\"type\": \"../x\"}}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "ipamConf", "{\"ipam\": {}}"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "ipamConf", "\"{}\""), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "ipamConf", "{\"ipam\": {\"type\": \"host-local\"}}"), 0);
+	CHECK_INT(parse_with(NULL, "ipamConf", NULL), 0);
 }
 
 static void test_too_many_addresses(void)
@@ -825,6 +870,7 @@ int main(void)
 	RUN(test_vlan_zero);
 	RUN(test_version);
 	RUN(test_names_checked);
+	RUN(test_pod_and_ipam);
 	RUN(test_too_many_addresses);
 	RUN(test_corrupt_and_truncated);
 	RUN(test_sealed_garbage);
