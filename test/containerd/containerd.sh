@@ -107,6 +107,7 @@ t_defer ct_cleanup_pods
 # ---- the fake node: two VFs on the fake PF ----
 sr_setup 2 || { echo "cannot set up the fake VFs"; exit 1; }
 ORIG_VFS=$(grep "^vf=" "$SR_FAKE/$SR_PFNET.vfs")
+cp "$SR_FAKE/$SR_PFNET.vfs" "$R/vfs.orig"
 
 # ---- the CRI client's stubs, from Debian's api.proto ----
 # gogoproto's options only shape Go code; Python's protoc does not know them.
@@ -274,6 +275,12 @@ ct_call_file() { # ID CMD
 ct_sent() { sed -n '/^--- stdin/,/^--- stdout/p' "$1" | sed '1d;$d'; }
 ct_env() { sed -n "s/^$2=//p" "$1"; }
 
+# The PF as it was, once its state is checked with no pod on it: a plugin
+# that leaves it changed fails that case, not every case after it.
+ct_pf_reset() {
+	cp "$R/vfs.orig" "$SR_FAKE/$SR_PFNET.vfs.tmp" && mv "$SR_FAKE/$SR_PFNET.vfs.tmp" "$SR_FAKE/$SR_PFNET.vfs"
+}
+
 # Nothing of the plugins left on the node: both VFs home with the PF as it
 # was, no record, no in-use marker, no address, no cached result of IDS.
 ct_nothing_left() { # IDS...
@@ -282,6 +289,7 @@ ct_nothing_left() { # IDS...
 		t_eq "$(sr_host_link "$(sr_net $i)" | cut -d' ' -f1)" "$(sr_net $i)" "VF$i's netdev on the host"
 	done
 	t_eq "$(grep "^vf=" "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VFS" "the fake PF's VF settings as before"
+	ct_pf_reset
 	t_eq "$(sr_state_files)" "" "records left"
 	t_eq "$(sr_markers)" "" "in-use markers left"
 	t_eq "$(ct_addrs)" "" "addresses held"
@@ -437,6 +445,7 @@ cri rmp "$B0" 2>"$R/err" || t_fail "RemovePodSandbox: $(cat "$R/err")"
 t_contains "$(ct_calls_since)" "sriov-rdma DEL $B0 eth0 netns= procs=- rc=0" "DEL with CNI_NETNS empty"
 t_eq "$(ct_calls_since | grep -v ' rc=0$')" "" "failed calls"
 t_eq "$(ct_vf_line 0)" "$(grep '^vf=0 ' <<<"$ORIG_VFS")" "VF0's PF settings restored"
+ct_pf_reset
 t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
 t_eq "$(ct_addrs)" "" "address released"
 sr_make_veth "$(sr_net 0)" "sr$$p0" || t_fail "the stand-in VF made anew"
@@ -472,15 +481,21 @@ t_eq "$(ct_status "$F0" | jq -r .ip)" 10.91.0.10 "the first pod keeps its addres
 cri stopp "$F0" 2>"$R/err" && cri rmp "$F0" 2>"$R/err" || t_fail "stop the first pod: $(cat "$R/err")"
 ct_nothing_left "$F0" "$f1"
 
-ct_begin "cniVersion 1.0.0: a pod up and down"
+ct_begin "cniVersion 1.0.0: a pod up and down; the first DEL carries libcni's cached result"
 ct_conflist 1.0.0
 ct_restart || t_fail "restart"
 ct_runp v100 0
 t_eq "$CT_RC" 0 "RunPodSandbox ($ERR)"
-t_eq "$(ct_addrs)" "$POOL/rdma-net/a-$(ct_status "$POD" | jq -r .ip) " "the pod's address, held"
+ip=$(ct_status "$POD" | jq -r .ip)
+t_eq "$(ct_addrs)" "$POOL/rdma-net/a-$ip " "the pod's address, held"
 t_eq "$(ct_sent "$(ct_call_file "$POD" ADD)" | jq -r .cniVersion)" 1.0.0 "cniVersion sent"
 cri stopp "$POD" 2>"$R/err" && cri rmp "$POD" 2>"$R/err" || t_fail "stop: $(cat "$R/err")"
 t_eq "$(ct_cmds_of "$POD")" "ADD DEL DEL " "ADD, DEL, DEL"
+dels=$(grep -l "^CNI_CONTAINERID=$POD\$" "$R/calls/"*"-sriov-rdma-DEL-"* | sort)
+t_eq "$(ct_sent "$(head -n 1 <<<"$dels")" | jq -r '.prevResult.ips[0].address')" "$ip/24" \
+	"the first DEL's prevResult"
+t_eq "$(ct_sent "$(tail -n 1 <<<"$dels")" | jq -r '.prevResult')" null \
+	"none on the DEL after it (libcni dropped its cache)"
 ct_nothing_left "$POD"
 
 ct_begin "cniVersion 1.1.0: the plugin's ADD succeeds, containerd cannot read the result, sends DEL, nothing is left"
