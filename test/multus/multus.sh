@@ -420,60 +420,51 @@ assert_clean "after the second DEL"
 mk_nad rail0 "$RES0" "$(rail_conf 0.3.1 rail0 "$POOL0")"
 rm_pod h
 
-# ---------------------------------- a NAD naming a VF (issue 37, declared)
+# ------------------------------------------------ a NAD naming another VF
+# Pod i holds VF 1; pod j, given VF 0 by the kubelet, comes through NAD $1
+# whose own runtimeConfig.deviceID names VF 1 ($2: more jq on the config).
+pick_vf1() { # NAD JQ
+	fresh_node
+	POD_I=$(t_netns)
+	POD_J=$(t_netns)
+	mk_pod i rail0 "{\"$RES0\": [\"$(sr_vf 1)\"]}"
+	cni ADD i ctri$$ "$POD_I"
+	t_eq "$T_RC" 0 "pod i holds VF 1 ($T_OUT $T_ERR)"
+	mk_nad "$1" "$RES0" "$(rail_conf 1.0.0 "$1" "$POOL0" "{runtimeConfig: {deviceID: \"$(sr_vf 1)\"}}$2")"
+	mk_pod j "$1" "{\"$RES0\": [\"$(sr_vf 0)\"]}"
+	cni ADD j ctrj$$ "$POD_J"
+}
+# Both pods' DELs, pod j's first: pod i's VF untouched by it, then nothing held.
+pick_vf1_end() {
+	cni DEL j ctrj$$ "$POD_J"
+	t_eq "$T_RC" 0 "DEL j ($T_OUT $T_ERR)"
+	t_eq "$(jq -r '.deviceID // empty' "$(rec ctri$$ net1)" 2>/dev/null)" "$(sr_vf 1)" "pod i keeps its VF"
+	cni DEL i ctri$$ "$POD_I"
+	t_eq "$T_RC" 0 "DEL i ($T_OUT $T_ERR)"
+	assert_released 0 "pod j"
+	assert_released 1 "pod i"
+	assert_clean "both pods"
+	rm_pod i
+	rm_pod j
+}
+
 t_begin "$MODE: a NAD that declares deviceID and carries runtimeConfig.deviceID naming another pod's VF gets its own VF"
-fresh_node
-POD_I=$(t_netns)
-POD_J=$(t_netns)
-mk_pod i rail0 "{\"$RES0\": [\"$(sr_vf 1)\"]}"
-cni ADD i ctri$$ "$POD_I"
-t_eq "$T_RC" 0 "pod i holds VF 1 ($T_OUT $T_ERR)"
-mk_nad pick "$RES0" "$(rail_conf 1.0.0 pick "$POOL0" "{runtimeConfig: {deviceID: \"$(sr_vf 1)\"}}")"
-mk_pod j pick "{\"$RES0\": [\"$(sr_vf 0)\"]}"
-cni ADD j ctrj$$ "$POD_J"
+pick_vf1 pick ""
 t_eq "$T_RC" 0 "pod j's ADD ($T_OUT $T_ERR)"
 t_eq "$(jq -r '.runtimeConfig.deviceID' <<< "$(mt_stdin ADD ctrj$$ net1)")" "$(sr_vf 0)" \
 	"libcni replaced the NAD's runtimeConfig with Multus's"
 t_eq "$(jq -r '.deviceID // empty' "$(rec ctrj$$ net1)" 2>/dev/null)" "$(sr_vf 0)" "pod j got the VF the kubelet gave it"
-t_eq "$(jq -r '.deviceID // empty' "$(rec ctri$$ net1)" 2>/dev/null)" "$(sr_vf 1)" "pod i keeps its VF"
-cni DEL j ctrj$$ "$POD_J"
-t_eq "$T_RC" 0 "DEL j ($T_OUT $T_ERR)"
-cni DEL i ctri$$ "$POD_I"
-t_eq "$T_RC" 0 "DEL i ($T_OUT $T_ERR)"
-assert_released 0 "pod j"
-assert_released 1 "pod i"
-assert_clean "both pods"
-rm_pod i
-rm_pod j
-
+pick_vf1_end
 
 t_begin "$MODE: a NAD that declares no capabilities and carries runtimeConfig.deviceID naming another pod's VF: code 999 wrapping the plugin's code 7, both VFs untouched"
-fresh_node
-POD_I=$(t_netns)
-POD_J=$(t_netns)
-mk_pod i rail0 "{\"$RES0\": [\"$(sr_vf 1)\"]}"
-cni ADD i ctri$$ "$POD_I"
-t_eq "$T_RC" 0 "pod i holds VF 1 ($T_OUT $T_ERR)"
-mk_nad nocap "$RES0" "$(rail_conf 1.0.0 nocap "$POOL0" "{runtimeConfig: {deviceID: \"$(sr_vf 1)\"}} | del(.capabilities)")"
-mk_pod j nocap "{\"$RES0\": [\"$(sr_vf 0)\"]}"
-cni ADD j ctrj$$ "$POD_J"
+pick_vf1 nocap " | del(.capabilities)"
 t_eq "$T_RC" 1 "pod j's ADD fails"
 t_eq "$(t_jq .code)" 999 "code 999 (Multus's own)"
 t_eq "$(jq -r '.runtimeConfig.deviceID' <<< "$(mt_stdin ADD ctrj$$ net1)")" "$(sr_vf 1)" \
 	"libcni passed the NAD's own runtimeConfig through"
 t_contains "$(t_jq .msg)" "$(sr_vf 0)" "the message names the VF Multus gave"
 t_contains "$(t_jq .msg)" "$(sr_vf 1)" "and the one the NAD asked for"
-t_eq "$(jq -r '.deviceID // empty' "$(rec ctri$$ net1)" 2>/dev/null)" "$(sr_vf 1)" "pod i keeps its VF"
 assert_released 0 "pod j's refused ADD"
-cni DEL j ctrj$$ "$POD_J"
-t_eq "$T_RC" 0 "DEL j ($T_OUT $T_ERR)"
-t_eq "$(jq -r '.deviceID // empty' "$(rec ctri$$ net1)" 2>/dev/null)" "$(sr_vf 1)" "pod j's DEL leaves pod i's VF alone"
-cni DEL i ctri$$ "$POD_I"
-t_eq "$T_RC" 0 "DEL i ($T_OUT $T_ERR)"
-assert_released 0 "pod j"
-assert_released 1 "pod i"
-assert_clean "both pods"
-rm_pod i
-rm_pod j
+pick_vf1_end
 
 t_done
