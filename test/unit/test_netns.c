@@ -173,6 +173,34 @@ static void test_do_failed_return_is_final(void)
 	in_child(stranded_stops_everything);
 }
 
+/* A "pod": a child in a network namespace of its own, waiting to be killed. */
+static pid_t fork_in_own_netns(void)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		if (unshare(CLONE_NEWNET) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
 /*
  * The kernel's own refusal: a process whose privileges are those of a user
  * namespace of its own may enter a namespace that user namespace owns, and
@@ -236,28 +264,15 @@ static void test_open_rejects_non_netns(void)
 static void test_alive(void)
 {
 	char path[64];
-	int ready[2];
 	pid_t pid;
-	char c;
 
 	CHECK(netns_alive("/proc/self/ns/net"));
 	CHECK(!netns_alive(tmpfile_path));
 	CHECK(!netns_alive("/nonexistent"));
 
 	/* A "pod" with its own namespace: alive while it runs, gone once reaped. */
-	CHECK_INT(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		if (unshare(CLONE_NEWNET) < 0 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	CHECK(read(ready[0], &c, 1) == 1);
-	close(ready[0]);
+	pid = fork_in_own_netns();
+	CHECK(pid > 0);
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	CHECK(netns_alive(path));
 	kill(pid, SIGKILL);
@@ -273,25 +288,13 @@ static void test_alive(void)
 static void test_find_process(void)
 {
 	char path[64], model[128], link[256], cmd[300];
-	int ready[2], pin;
 	pid_t pid, found;
-	char c;
+	int pin;
 
 	CHECK_INT(netns_find_process("/proc", "/proc/self/ns/net", &found), 1);
 	CHECK_INT(netns_find_process("/proc", tmpfile_path, &found), -ENOENT);
-	CHECK_INT(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		if (unshare(CLONE_NEWNET) < 0 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	CHECK(read(ready[0], &c, 1) == 1);
-	close(ready[0]);
+	pid = fork_in_own_netns();
+	CHECK(pid > 0);
 	/* Pinned, as a runtime pins it, so the namespace outlives the process. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 	pin = open(path, O_RDONLY | O_CLOEXEC);
