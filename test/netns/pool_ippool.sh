@@ -199,7 +199,9 @@ t_eq "$T_RC" 0 "GC ($T_OUT)"
 t_eq "$(($(requests) - R0))" 0 "requests"
 t_eq "$(find "$DATA/nstale" -name 'a-*' | wc -l)" 1 "reservations left after GC (s1 only)"
 
-t_begin "two nodes from one pool, 100 concurrent ADDs each: no address twice, each in its block"
+# POOL_IPPOOL_N ADDs per node (default 100; at most 120, a node's block).
+BOTH_N=${POOL_IPPOOL_N:-100}
+t_begin "two nodes from one pool, $BOTH_N concurrent ADDs each: no address twice, each in its block"
 # The first ADDs of each node race to fetch the block: a timeout that fits a
 # valgrind-wrapped plugin among eight at once.
 # shellcheck disable=SC2089  # a JSON fragment: its quotes are meant literally
@@ -213,11 +215,11 @@ export -f one_add conf t_cni_path
 # shellcheck disable=SC2090  # BOTH is used quoted
 export NS BOTH T_TMP PEER_CNI_DIR BUILD_DIR
 R0=$(requests)
-for i in $(seq 1 100); do
+for i in $(seq 1 "$BOTH_N"); do
 	echo "node-a $T_TMP/data-a a$i"
 	echo "node-b $T_TMP/data-b b$i"
 done | xargs -P 8 -L 1 bash -c 'one_add "$0" "$1" "$2"' > "$T_TMP/both.out"
-t_eq "$(wc -l < "$T_TMP/both.out")" 200 "answers"
+t_eq "$(wc -l < "$T_TMP/both.out")" $((2 * BOTH_N)) "answers"
 t_eq "$(grep -c ' error$' "$T_TMP/both.out")" 0 "failed ADDs"
 t_eq "$(awk '{print $2}' "$T_TMP/both.out" | sort | uniq -d | wc -l)" 0 "addresses handed out twice"
 t_eq "$(awk '$1 == "node-a" {print $2}' "$T_TMP/both.out" | while read -r a; do in_block "$a" 10.50.0.1 10.50.0.120; done | grep -c no)" 0 "node-a addresses outside its block"
@@ -225,7 +227,7 @@ t_eq "$(awk '$1 == "node-b" {print $2}' "$T_TMP/both.out" | while read -r a; do 
 # How many of the first ADDs miss the cache depends on how fast they run;
 # once it is written, none asks the server.
 R0=$(requests)
-for i in $(seq 101 104); do
+for i in $(seq $((BOTH_N + 1)) $((BOTH_N + 4))); do
 	echo "node-a $T_TMP/data-a a$i"
 	echo "node-b $T_TMP/data-b b$i"
 done | xargs -P 8 -L 1 bash -c 'one_add "$0" "$1" "$2"' > "$T_TMP/both2.out"
