@@ -43,6 +43,7 @@ struct add_ctx {
 	int pod_ifindex;		/* the netdev's, in the pod, once moved */
 	bool pod_carrier;		/* it had carrier when it arrived there */
 	struct timing timing;		/* per step, for the log line that ends ADD */
+	unsigned vf_never_set;		/* PF_VF_* the driver refused in this ADD: never set */
 	/* PF fields the undo could not put back: the record and the marker stay for DEL. */
 	unsigned vf_unrestored;
 	char unrestored_text[256];

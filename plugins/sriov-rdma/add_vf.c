@@ -89,8 +89,9 @@ void add_vfcfg_undo(struct add_ctx *c)
 
 	if (!c->pf)
 		return;
-	cfg.mask &= ~PF_VF_MAC;
-	ret = pf_set_each(c->pf, c->vf.vf_index, &cfg);
+	/* A field the driver refused in this ADD was never set (igb's link_state). */
+	cfg.mask &= ~(PF_VF_MAC | c->vf_never_set);
+	ret = cfg.mask ? pf_set_each(c->pf, c->vf.vf_index, &cfg) : 0;
 	if (ret < 0)
 		refused = pf_refused(c->pf) ? pf_refused(c->pf) : cfg.mask;
 	/* Already as it was (a MAC the PF refused to take, say): nothing to ask. */
@@ -138,6 +139,7 @@ int add_vfcfg_run(struct add_ctx *c, struct cni_error *err)
 	}
 	if (ret < 0) {
 		vfcfg_refused(c, ret, &cfg, err);
+		c->vf_never_set = pf_refused(c->pf) & ~PF_VF_MAC;
 		/* Some fields may be set already: undo them now, as this step's undo won't run. */
 		add_vfcfg_undo(c);
 		return -1;

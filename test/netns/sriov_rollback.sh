@@ -81,6 +81,16 @@ assert_untouched "$orig"
 t_eq "$(cat "$FAKE_IPAM_LOG")" "" "IPAM never called"
 rm -f "$SR_FAKE/$SR_PFNET.fail"
 
+t_begin "the PF refuses link_state, as igb does: the fields before it are reverted, the refused one is never asked back, nothing stays"
+setup
+echo "fail link_state" > "$SR_FAKE/$SR_PFNET.fail"
+add "$(conf ok '{link_state: "enable"}')"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "link_state" "the message names it"
+t_eq "$(grep -c 'link_state' <<< "$(sr_calls)")" 2 "link_state asked once in the batch and once alone, never to undo it"
+assert_untouched "$orig"
+rm -f "$SR_FAKE/$SR_PFNET.fail"
+
 t_begin "the PF refuses to restore a rate: every other field goes back, the record stays, DEL finishes"
 setup
 export FAKE_PF_FAIL=$SR_FAKE/$SR_PFNET.fail
