@@ -400,16 +400,6 @@ void cni_delegate_abandon(struct cni_delegation *d)
 		cni_delegate_finish(d, NULL, &ignored);
 }
 
-int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
-		 struct cni_result *res, struct cni_error *err)
-{
-	struct cni_delegation d;
-
-	if (cni_delegate_start(req, type, cmd, &d, err))
-		return -1;
-	return cni_delegate_finish(&d, res, err);
-}
-
 int cni_delegate_env(const struct cni_request *req, const char *type, enum cni_cmd cmd,
 		     char *const env_set[], struct cni_result *res, struct cni_error *err)
 {
@@ -418,4 +408,10 @@ int cni_delegate_env(const struct cni_request *req, const char *type, enum cni_c
 	if (delegate_start(req, type, cmd, env_set, &d, err))
 		return -1;
 	return cni_delegate_finish(&d, res, err);
+}
+
+int cni_delegate(const struct cni_request *req, const char *type, enum cni_cmd cmd,
+		 struct cni_result *res, struct cni_error *err)
+{
+	return cni_delegate_env(req, type, cmd, NULL, res, err);
 }
