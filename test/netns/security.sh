@@ -78,6 +78,86 @@ t_eq "$(cat "$T_TMP/devinfo/ml-rail0-c1_net1")" "$dp" "the copy is unchanged"
 t_eq "$(sr_state_files)" "" "no record left"
 rm -f "$T_TMP/devinfo/ml-rail0-c1_net1"
 
+# A writer at the path inside the plugin's window between looking at the
+# file and moving it (a second attachment given the same path, Multus
+# copying again): strace stops the plugin right after a system call of that
+# window, the other writer's file goes in, and the plugin goes on.
+# stopped_run LOG STRACE-ARGS... -- CONF VAR=VALUE...: the plugin started
+# under strace in the background; returns once it has stopped ($RACE_PID).
+stopped_run() {
+	local log=$1 conf
+	shift
+	local args=()
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	conf=$1
+	shift
+	printf '%s' "$conf" | env CNI_PATH="$(t_cni_path)" "$@" \
+		strace -qq -o "$log" "${args[@]}" "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" \
+		> "$T_TMP/race.out" 2> "$T_TMP/race.err" &
+	RACE_STRACE=$!
+	# strace logs the group stop; a generous bound, never the assertion.
+	for _ in $(seq 3000); do
+		grep -q 'stopped by SIGSTOP' "$log" 2>/dev/null && break
+		kill -0 "$RACE_STRACE" 2>/dev/null || break
+		sleep 0.1
+	done
+	RACE_PID=$(pgrep -P "$RACE_STRACE")
+}
+race_finish() {
+	[ -n "$RACE_PID" ] && kill -CONT "$RACE_PID"
+	wait "$RACE_STRACE"
+	T_RC=$?
+	T_OUT=$(cat "$T_TMP/race.out")
+	T_ERR=$(cat "$T_TMP/race.err")
+}
+other='{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.7"},"extra":{"from":"another writer"}}'
+put_other() { # PATH: written as a writer does, by a rename into place
+	printf '%s' "$other" > "$T_TMP/other.tmp" && mv -f "$T_TMP/other.tmp" "$1"
+}
+
+if command -v strace >/dev/null; then
+	t_begin "a writer replaces the device plugin's copy after ADD checked it: its file stays, ADD fails and undoes"
+	di=$T_TMP/devinfo/race-add
+	printf '%s' "$dp" > "$di"
+	sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100, \"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$di\"}" "$POOL"
+	# fchmod is the temporary's last step before it goes into place.
+	stopped_run "$T_TMP/race-add.log" -e trace=fchmod -e inject=fchmod:signal=STOP:when=1 -- \
+		"$(sr_plugin_conf "$CONF")" CNI_COMMAND=ADD CNI_CONTAINERID=race1 CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_contains "$(cat "$T_TMP/race-add.log")" "stopped by SIGSTOP" "ADD stopped after its check, before the file went into place"
+	put_other "$di"
+	race_finish
+	t_eq "$T_RC" 1 "ADD fails ($T_OUT)"
+	t_contains "$(t_jq .msg)" "did not write took its place" "it says a file it did not write took the path"
+	t_eq "$(cat "$di")" "$other" "the other writer's file is at the path, unchanged"
+	t_eq "$(t_count "$T_TMP/devinfo" '.tmp*')" 0 "no temporary left"
+	t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no claim"
+	t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF's netdev is back on the host"
+	# A plugin that wrote over it succeeded: released, so the next case stands alone.
+	[ "$T_RC" != 0 ] || t_exec sriov-rdma DEL "$(sr_plugin_conf "$CONF")" CNI_CONTAINERID=race1 \
+		CNI_NETNS="$pod" CNI_IFNAME=net1
+	rm -f "$di"
+
+	t_begin "a writer puts its file at the path after DEL read the one ADD wrote: DEL leaves the writer's file"
+	di=$T_TMP/devinfo/race-del
+	attempt x "\"runtimeConfig\": {\"CNIDeviceInfoFile\": \"$di\"}"
+	t_eq "$T_RC" 0 "ADD ($T_ERR)"
+	t_eq "$(jq -r '.pci["pci-address"]' "$di")" "$(sr_vf 0)" "ADD wrote the file"
+	# DEL's read of the file is its look at it; what follows removes it.
+	stopped_run "$T_TMP/race-del.log" -P "$di" -e trace=read -e inject=read:signal=STOP:when=1 -- \
+		"$(sr_plugin_conf "$CONF")" CNI_COMMAND=DEL CNI_CONTAINERID=evil CNI_NETNS="$pod" CNI_IFNAME=net1
+	t_contains "$(cat "$T_TMP/race-del.log")" "stopped by SIGSTOP" "DEL stopped after reading the file"
+	put_other "$di"
+	race_finish
+	t_eq "$T_RC" 0 "DEL ($T_ERR)"
+	t_eq "$(cat "$di" 2>/dev/null)" "$other" "the other writer's file is at the path, unchanged"
+	t_eq "$(t_count "$T_TMP/devinfo" '.tmp*')" 0 "no temporary left"
+	t_eq "$(sr_state_files)$(sr_markers)" "" "the attachment is released"
+	rm -f "$di"
+else
+	echo "# strace not installed: the writer inside the device-info window is not tried (scripts/setup test)"
+fi
+
 t_begin "the device plugin's copy too large to take over (2,005 to 2,048 bytes): code 5, the copy as it was"
 pad=$(head -c 1930 /dev/zero | tr '\0' x)
 big='{"type":"pci","version":"1.1.0","pci":{"pci-address":"'"$(sr_vf 0)"'","rdma-device":"mlx5_2"},"pad":"'"$pad"'"}'
