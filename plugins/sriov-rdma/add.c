@@ -42,7 +42,7 @@ static const struct add_step add_steps[] = {
 	{ "rdma-plan",	add_plan_run,		NULL },
 	{ "record",	add_record_run,		add_record_undo },
 	{ "vf-config",	add_vfcfg_run,		add_vfcfg_undo },
-	{ "ib-guid",	sriov_ib_guid_run,	sriov_ib_guid_undo },
+	{ "ib-guid",	add_ib_guid_run,	add_ib_guid_undo },
 	{ "ipam-spawn",	add_ipam_spawn_run,	add_ipam_spawn_undo },
 	{ "rdma",	add_rdma_run,		add_rdma_undo },
 	{ "netdev",	add_netdev_run,		add_netdev_undo },
@@ -237,7 +237,7 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 			   "a result holds", c->prev.n_ifaces);
 		goto out;
 	}
-	if (lookup_vf(c, err) || sriov_ib_validate(&c->conf, &c->vf, err) || open_pod(c, err) ||
+	if (lookup_vf(c, err) || add_ib_validate(&c->conf, &c->vf, err) || open_pod(c, err) ||
 	    open_state(c, err) || look_at_devinfo(c, err)) {
 		sriov_stranded(err);
 		goto out;

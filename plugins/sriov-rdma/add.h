@@ -4,7 +4,7 @@
  * add.c runs the steps in order and undoes them on failure, add_claim.c
  * takes the VF (add_orphan.c from an earlier sandbox of the same pod that
  * its runtime forgot), add_record.c snapshots it and records the
- * attachment, add_vf.c sets the VF's properties on the PF, ib.c an
+ * attachment, add_vf.c sets the VF's properties on the PF, add_ib.c an
  * InfiniBand VF's GUIDs, add_pod.c moves the devices into the pod and sets
  * its sysctls and routing, add_ipam.c delegates to the IPAM, add_addr.c
  * configures and announces the addresses, add_result.c answers and logs.
@@ -86,11 +86,17 @@ void add_vfcfg_undo(struct add_ctx *c);
 int add_vfmac_run(struct add_ctx *c, struct cni_error *err);
 void add_vfmac_undo(struct add_ctx *c);
 
-/* ib.c: the GUIDs set and the VF rebound, then its new devices found and recorded. */
-int sriov_ib_guid_run(struct add_ctx *c, struct cni_error *err);
-void sriov_ib_guid_undo(struct add_ctx *c);
+/*
+ * add_ib.c. Once the VF is known, before anything changes: its link layer
+ * from sysfs, the settings of the other link layer refused (code 7 naming
+ * the first), an IPoIB MTU its mode cannot carry refused.
+ */
+int add_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err);
+/* The GUIDs set and the VF rebound, then its new devices found and recorded. */
+int add_ib_guid_run(struct add_ctx *c, struct cni_error *err);
+void add_ib_guid_undo(struct add_ctx *c);
 /* Its IPoIB netdev again, once its RDMA device moved (which recreates the netdev). */
-int sriov_ib_netdev_again(struct add_ctx *c, struct cni_error *err);
+int add_ib_netdev_again(struct add_ctx *c, struct cni_error *err);
 
 /* add_pod.c */
 int add_rdma_run(struct add_ctx *c, struct cni_error *err);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "log.h"
 #include "add.h"
+#include "release.h"
 
 /* This attachment already exists: a repeated ADD must not touch what the first one holds. */
 static int refuse_existing(struct add_ctx *c, struct cni_error *err)
@@ -63,8 +64,8 @@ static int take_over(struct add_ctx *c, struct cni_error *err)
 		log_info("VF %s: taking over the stale claim of %s: restoring the VF as its record "
 			 "says", c->vf.bdf, who);
 	} else {
-		sriov_record_fallback(&c->vf, c->claim.marker == CLAIM_MARKER_READ ? o : NULL,
-				      o->container_id, o->ifname, o->netns, old);
+		sriov_release_fallback(&c->vf, c->claim.marker == CLAIM_MARKER_READ ? o : NULL,
+				       o->container_id, o->ifname, o->netns, old);
 		sriov_ib_fallback(&c->conf.paths, &c->vf, old);
 		log_warn("VF %s: taking over the stale claim of %s, %s: restoring it as %s with the "
 			 "driver's default VF settings", c->vf.bdf,

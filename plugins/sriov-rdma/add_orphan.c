@@ -17,6 +17,7 @@
 #include "log.h"
 #include "netns.h"
 #include "add.h"
+#include "release.h"
 
 /* Why the holder is not a forgotten sandbox of this pod, into why; NULL when it is. */
 static const char *not_forgotten(struct add_ctx *c, const char *uid, char *why, size_t len)

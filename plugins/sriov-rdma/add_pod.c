@@ -42,7 +42,7 @@ int add_netdev_run(struct add_ctx *c, struct cni_error *err)
 	 * Moving an IB RDMA device recreates its IPoIB netdev (ib-sriov-cni's
 	 * finding): the netdev to move is the one the VF's PCI address has now.
 	 */
-	if (c->conf.ib.is_ib && c->rdma && (ret = sriov_ib_netdev_again(c, err)) < 0)
+	if (c->conf.ib.is_ib && c->rdma && (ret = add_ib_netdev_again(c, err)) < 0)
 		return ret;
 	c->rail.held_down = sriov_rail_hold_down(&c->conf);
 	ret = sriov_netdev_to_pod(&c->host_li, c->altnames, c->n_altnames, c->pod_fd, c->pod_ls,

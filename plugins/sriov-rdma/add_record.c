@@ -11,6 +11,7 @@
 #include "link.h"
 #include "log.h"
 #include "add.h"
+#include "release.h"
 
 /* The VF's netdev on the host, with its altnames: the move drops them without asking again. */
 int add_look_host_netdev(struct add_ctx *c)
@@ -186,7 +187,7 @@ int add_record_fill(struct add_ctx *c, struct cni_error *err)
 	if (devinfo_declare(c, err))
 		return -1;
 	r->in_progress = true;
-	sriov_owner_of(r, me);
+	sriov_release_owner(r, me);
 	memcpy(me->host_ifname, r->host_ifname, IFNAMSIZ);
 	memcpy(me->host_mac, r->host_mac, 6);
 	me->host_mtu = r->host_mtu;

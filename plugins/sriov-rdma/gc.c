@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "log.h"
 #include "state.h"
-#include "sriov.h"
+#include "release.h"
 
 static bool is_record_name(const char *name)
 {

@@ -579,3 +579,53 @@ int sriov_record_remove(int dirfd, const struct sriov_record *rec)
 	 */
 	return state_remove(dirfd, name);
 }
+
+/* The config's words for one PF_VF_* field, for the error naming what a driver refused. */
+static void vf_field_format(unsigned field, const struct pf_vf_config *v, char *buf, size_t len)
+{
+	static const char *const states[] = { "auto", "enable", "disable" };
+
+	switch (field) {
+	case PF_VF_MAC:
+		snprintf(buf, len, "mac %02x:%02x:%02x:%02x:%02x:%02x", v->mac[0], v->mac[1],
+			 v->mac[2], v->mac[3], v->mac[4], v->mac[5]);
+		break;
+	case PF_VF_VLAN:
+		snprintf(buf, len, "vlan %d, vlanQoS %d, vlanProto %s", v->vlan, v->qos,
+			 v->vlan_proto == ETH_P_8021AD ? "802.1ad" : "802.1q");
+		break;
+	case PF_VF_RATE:
+		snprintf(buf, len, "min_tx_rate %u, max_tx_rate %u", v->min_tx_rate, v->max_tx_rate);
+		break;
+	case PF_VF_SPOOFCHK:
+		snprintf(buf, len, "spoofchk %s", v->spoofchk ? "on" : "off");
+		break;
+	case PF_VF_TRUST:
+		snprintf(buf, len, "trust %s", v->trust ? "on" : "off");
+		break;
+	case PF_VF_LINK_STATE:
+		snprintf(buf, len, "link_state %s", v->link_state >= 0 && v->link_state < 3 ?
+			 states[v->link_state] : "?");
+		break;
+	default:
+		snprintf(buf, len, "settings");
+	}
+}
+
+void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= PF_VF_ALL && n < len; bit <<= 1) {
+		if (!(mask & bit))
+			continue;
+		if (n)
+			n += (size_t)snprintf(buf + n, len - n, "; ");
+		if (n < len)
+			vf_field_format(bit, v, buf + n, len - n);
+		n += strlen(buf + n);
+	}
+	if (!buf[0])
+		vf_field_format(0, v, buf, len);
+}

@@ -5,10 +5,12 @@
  * netconf.c parses and validates the configuration (nothing on the host is
  * touched before it succeeds), record.c keeps the attachment record,
  * devinfo.c the device-info file, vfnet.c moves the VF netdev between namespaces,
- * rdmadev.c its RDMA device, ib.c an InfiniBand VF's GUIDs and rebind,
- * rail.c sets up multiRail's policy routing and sysctls, and add.c (its
- * steps in add_*.c, declared in add.h), del.c, check.c and gc.c implement
- * the commands on top of them.
+ * rdmadev.c its RDMA device, ib.c what every command knows of an
+ * InfiniBand VF (its settings, GUIDs kept and put back), rail.c sets up
+ * multiRail's policy routing and sysctls, and release.c (release.h) undoes
+ * one recorded attachment. add.c (its steps in add_*.c, declared in
+ * add.h), del.c, check.c and gc.c implement the commands on top of them;
+ * none calls into another's files (test/unit/call_cycles.sh).
  */
 #ifndef SRIOV_H
 #define SRIOV_H
@@ -72,7 +74,7 @@ enum sriov_rdma_mode {
 
 /*
  * ib.c: an InfiniBand VF's settings. The link layer comes from the VF
- * (sriov_ib_validate), never from the config; the rest from the config.
+ * (add_ib_validate), never from the config; the rest from the config.
  */
 struct sriov_ib_conf {
 	const char *guid_field;		/* "runtimeConfig.infinibandGUID" or "guid"; NULL: none */
@@ -221,9 +223,6 @@ struct sriov_record {
 	char ipam_conf[SRIOV_IPAM_CONF_MAX];
 };
 
-/* add_vf.c: "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off", the config's words for mask's fields. */
-void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len);
-
 /* netconf.c */
 /* rdmaName's longest prefix: "_d65535p255s31f7" must still fit in 63. */
 #define SRIOV_RDMA_NAME_PREFIX_MAX	46
@@ -311,6 +310,8 @@ int sriov_rail_check(const struct sriov_record *rec, bool multi_rail, const char
 		     struct cni_error *err);
 
 /* record.c */
+/* "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off": the config's words for mask's fields. */
+void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len);
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
 int sriov_record_write(int dirfd, const struct sriov_record *rec);
 /* -ENOENT when absent, -EBADMSG when unreadable (garbled, out of range, not a file). */
@@ -454,11 +455,15 @@ int sriov_rdma_status(enum sriov_rdma_mode mode, struct cni_error *err);
 /* guid, runtimeConfig.infinibandGUID, pkey, ibKubernetesEnabled (code 7 naming the key). */
 int sriov_ib_parse(const struct cni_request *req, struct sriov_conf *conf, struct cni_error *err);
 /*
- * Once the VF is known, before anything changes: its link layer from
- * sysfs, the settings of the other link layer refused (code 7 naming
- * the first), an IPoIB MTU its mode cannot carry refused.
+ * The VF's link layer is InfiniBand (*ib): from its netdev or RDMA port,
+ * or from its PF's when the VF shows neither on the host (in a pod, or
+ * left unbound by a killed ADD).
  */
-int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct cni_error *err);
+int sriov_ib_link_is_ib(const char *sysfs_root, const struct vf_dev *vf, bool *ib);
+/* The VF's PF, locked by its PCI address in pci_fd (-1: not locked); code 100 naming it. */
+int sriov_ib_open_pf(const struct vf_dev *vf, int pci_fd, struct pf **pf, struct cni_error *err);
+/* How long a rebind waits for the VF's netdev and RDMA device (SRIOV_ENV_REBIND_MS). */
+int sriov_ib_rebind_ms(void);
 /*
  * Under the VF's lock, before the record: the VF's GUIDs now, the ones
  * ADD is to set (a VF left with all-zero GUIDs is refused), into rec->ib.
@@ -466,16 +471,10 @@ int sriov_ib_validate(struct sriov_conf *conf, const struct vf_dev *vf, struct c
 int sriov_ib_snapshot(const struct sriov_conf *conf, const struct vf_dev *vf, int pci_fd,
 		      struct sriov_record *rec, struct cni_error *err);
 /*
- * Set rec->ib.applied and rebind the VF; *vf found again by its PCI
- * address. timing, if not NULL, gets the time waited for the PF's lock.
- */
-int sriov_ib_apply(const struct sriov_conf *conf, struct vf_dev *vf, int pci_fd,
-		   const struct sriov_record *rec, struct timing *timing, struct cni_error *err);
-/*
  * DEL and ADD's undo: the recorded original GUIDs back and the VF rebound
  * (pf_lock_dirfd -1: no PF lock). A PF or VF that is gone is skipped; a PF
  * refusing the GUIDs is an error; a rebind that does not settle is logged.
- * timing as for sriov_ib_apply.
+ * timing, if not NULL, gets the time waited for the PF's lock.
  */
 int sriov_ib_restore(const struct sriov_record *rec, int pf_lock_dirfd, const char *sysfs_root,
 		     struct timing *timing);
@@ -488,35 +487,6 @@ void sriov_ib_fallback(const struct sriov_paths *paths, const struct vf_dev *vf,
 		       struct sriov_record *rec);
 /* CHECK: the PF still holds the GUIDs ADD set (code 107 otherwise). */
 int sriov_ib_check(const struct sriov_record *rec, const char *sysfs_root, struct cni_error *err);
-
-/* del.c */
-/* The attachment a record describes, as the in-use marker names it. */
-void sriov_owner_of(const struct sriov_record *rec, struct claim_owner *owner);
-/*
- * Undo one recorded attachment (DEL, GC, and ADD taking over a stale
- * claim), with the VF's lock held in *claim; pod_netns may be NULL.
- * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
- * warning. The record is removed, the marker cleared when it names the
- * attachment; a marker naming another attachment means the VF has a new
- * owner, and it is left alone. timing (NULL for none) gets a lap per
- * phase, and the release's log line says them.
- */
-int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
-			 struct claim *claim, const struct sriov_paths *paths, struct timing *timing,
-			 struct cni_error *err);
-/*
- * A record for an attachment whose own cannot be read: the VF as sysfs
- * shows it now, its host identity from the marker (owner, may be NULL:
- * then the name is <PF>v<N>, as systemd names a ConnectX VF, and MAC and
- * MTU stay as they are), its PF-side settings back to the driver's
- * defaults, the RDMA device the marker names.
- */
-void sriov_record_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
-			   const char *container_id, const char *ifname, const char *netns,
-			   struct sriov_record *rec);
-/* GC: read record `name` into rec, lock its VF, read it again under the lock, undo it. */
-int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
-			 struct sriov_record *rec, struct cni_error *err);
 
 /* Commands. */
 int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_error *err);

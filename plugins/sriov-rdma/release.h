@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * release: one recorded attachment undone, under its VF's lock. DEL, GC
+ * and ADD's take-over of an orphan call it; it calls none of them.
+ */
+#ifndef SRIOV_RDMA_RELEASE_H
+#define SRIOV_RDMA_RELEASE_H
+
+#include "sriov.h"
+
+/* Where an operator finds out how to release by hand. */
+#define SRIOV_RELEASE_BY_HAND \
+	"release it by hand as docs/how-it-works.md \"When DEL cannot clean up\" says"
+
+/* The attachment a record describes, as the in-use marker names it. */
+void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *owner);
+/*
+ * Undo one recorded attachment (DEL, GC, and ADD taking over a stale
+ * claim), with the VF's lock held in *claim; pod_netns may be NULL.
+ * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
+ * warning. The record is removed, the marker cleared when it names the
+ * attachment; a marker naming another attachment means the VF has a new
+ * owner, and it is left alone. timing (NULL for none) gets a lap per
+ * phase, and the release's log line says them.
+ */
+int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
+			 struct claim *claim, const struct sriov_paths *paths, struct timing *timing,
+			 struct cni_error *err);
+/*
+ * A record for an attachment whose own cannot be read: the VF as sysfs
+ * shows it now, its host identity from the marker (owner, may be NULL:
+ * then the name is <PF>v<N>, as systemd names a ConnectX VF, and MAC and
+ * MTU stay as they are), its PF-side settings back to the driver's
+ * defaults, the RDMA device the marker names.
+ */
+void sriov_release_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
+			    const char *container_id, const char *ifname, const char *netns,
+			    struct sriov_record *rec);
+/* GC: read record `name` into rec, lock its VF, read it again under the lock, undo it. */
+int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
+			 struct sriov_record *rec, struct cni_error *err);
+/* A record, or whatever stands in its place (a directory): gone, or logged. */
+void sriov_release_forget(int state_dirfd, const struct sriov_record *rec);
+
+#endif
