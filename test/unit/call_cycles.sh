@@ -19,7 +19,7 @@ set -euo pipefail
 for lib in "$@"; do
 	# "lib.a:member.c.o: [address] TYPE symbol"; a member's name is its source file's.
 	nm -A "$lib"
-done | awk '
+done | awk -f "$(dirname "$0")/loops.awk" -f <(cat <<'EOF'
 {
 	# Named with their library: common/ and a plugin may each have an ib.c.
 	split($1, p, ":")
@@ -37,30 +37,6 @@ done | awk '
 	else if (type ~ /^[TDBRVW]$/)
 		def[sym] = f
 	files[f] = 1
-}
-function visit(m,    n, i, j, loop) {
-	color[m] = 1
-	stack[++depth] = m
-	for (i = 1; i <= nout[m]; i++) {
-		n = out[m, i]
-		if (color[n] == 1) {
-			for (j = depth; stack[j] != n; j--)
-				;
-			loop = ""
-			for (; j <= depth; j++)
-				loop = loop stack[j] " -> "
-			print "loop: " loop n
-			for (j = depth; stack[j] != n; j--)
-				;
-			for (; j <= depth; j++)
-				print "  " why[stack[j], j < depth ? stack[j + 1] : n]
-			found++
-		} else if (!color[n]) {
-			visit(n)
-		}
-	}
-	depth--
-	color[m] = 2
 }
 END {
 	for (i = 1; i <= nu; i++) {
@@ -87,4 +63,6 @@ END {
 		exit 1
 	}
 	print "ok - " edges " calls between " length(files) " files, no loop"
-}'
+}
+EOF
+)

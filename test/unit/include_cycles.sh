@@ -14,6 +14,7 @@
 
 set -euo pipefail
 dir=${1:?usage: include_cycles.sh DIR}
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$dir"
 name=$(basename "$dir")
 
@@ -25,7 +26,7 @@ for f in *.c *.h; do
 			fi
 		done
 	printf 'file %s\n' "$f"
-done | awk -v name="$name" '
+done | awk -v name="$name" -f "$here/loops.awk" -f <(cat <<'EOF'
 # The module of a file: its own header, else the longest header name that
 # prefixes it followed by "_".
 function module_of(f,    stem, best, m) {
@@ -38,31 +39,6 @@ function module_of(f,    stem, best, m) {
 		if (index(stem, m "_") == 1 && length(m) > length(best))
 			best = m
 	return best == "" ? stem : best
-}
-# Depth-first search; a grey module met again closes a loop.
-function visit(m,    n, i, j, loop) {
-	color[m] = 1
-	stack[++depth] = m
-	for (i = 1; i <= nout[m]; i++) {
-		n = out[m, i]
-		if (color[n] == 1) {
-			for (j = depth; stack[j] != n; j--)
-				;
-			loop = ""
-			for (; j <= depth; j++)
-				loop = loop stack[j] " -> "
-			print "loop: " loop n
-			for (j = depth; stack[j] != n; j--)
-				;
-			for (; j <= depth; j++)
-				print "  " why[stack[j], j < depth ? stack[j + 1] : n]
-			found++
-		} else if (!color[n]) {
-			visit(n)
-		}
-	}
-	depth--
-	color[m] = 2
 }
 $1 == "file" && $2 ~ /\.h$/ && $2 !~ /_int\.h$/ { s = $2; sub(/\.h$/, "", s); mods[s] = 1 }
 $1 == "edge" { ne++; ef[ne] = $2; et[ne] = $3 }
@@ -86,4 +62,6 @@ END {
 		exit 1
 	}
 	print "ok - no include loops between modules of " name "/"
-}'
+}
+EOF
+)
