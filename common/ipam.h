@@ -39,27 +39,32 @@ struct ipam_set {
 	struct ipam_range off[IPAM_MAX_RANGES];
 };
 
+/*
+ * The scalars and the strings every exec writes first, the large arrays
+ * last: an exec touches a page of the config's 80 KiB wherever it reads or
+ * writes, and each first touch is a page fault.
+ */
 struct ipam_conf {
 	int n_sets;
-	struct ipam_set sets[IPAM_MAX_SETS];
 	int n_exclude;
-	struct ipam_span exclude[IPAM_MAX_EXCLUDE];
 	int n_routes;
-	struct cni_route routes[CNI_MAX_ROUTES];
-	struct cni_dns dns;
-	char resolv_conf[PATH_MAX];	/* "" when unset; read by the caller */
-	char data_dir[PATH_MAX];
-	long long cooldown;		/* seconds */
-	char log_level[16];
-	char log_file[PATH_MAX];
 	bool cluster;			/* "ippool": sets are filled by another module */
+	long long cooldown;		/* seconds */
+	const char *node_name_from;	/* "ipam.nodeName", "NODE_NAME", "MULTUS_NODE_NAME" or "the host name" */
+	char log_level[16];
 	/*
 	 * The Kubernetes node name: ipam.nodeName, else $NODE_NAME, else the
 	 * host name (lowercased, as the kubelet does). "" when the source
 	 * held no valid node name and nothing in the config needs one.
 	 */
 	char node_name[IPAM_NODE_NAME_MAX + 1];
-	const char *node_name_from;	/* "ipam.nodeName", "NODE_NAME", "MULTUS_NODE_NAME" or "the host name" */
+	char data_dir[PATH_MAX];
+	char resolv_conf[PATH_MAX];	/* "" when unset; read by the caller */
+	char log_file[PATH_MAX];
+	struct cni_dns dns;
+	struct ipam_set sets[IPAM_MAX_SETS];
+	struct cni_route routes[CNI_MAX_ROUTES];
+	struct ipam_span exclude[IPAM_MAX_EXCLUDE];
 };
 
 /*

@@ -21,14 +21,23 @@ static bool valid_name(const char *name)
 	       !strchr(name, '/');
 }
 
-/* [mkdirat +] openat without following a symlink; EEXIST of a directory is fine. */
+/*
+ * openat without following a symlink, [mkdirat +] openat when it is not
+ * there; EEXIST of a directory is fine. The open goes first: every exec
+ * walks directories that exist, and a mkdirat that fails with EEXIST
+ * still takes the parent's inode lock for writing, serialising the walks
+ * of every plugin on the node at each shared component.
+ */
 static int subdir_open(int dirfd, const char *name, bool create, int *subfd)
 {
 	int fd;
 
-	if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-		return -errno;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		struct stat st;
 		int r = -errno;

@@ -1,7 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Sourced by the benchmarks that read the plugins' info lines.
+# Sourced by the benchmarks: goal_line, and step_medians for those that
+# read the plugins' info lines.
 #
+# goal_line WHAT RATIO OP LIMIT: "goal: WHAT RATIOx (OP LIMITx) ok|over", the
+# line scripts/bench's summary collects; returns 1 when over. OP is <= or >=.
+goal_line() {
+	local r verdict
+	r=$(awk -v r="$2" 'BEGIN { printf "%.2f", r }')
+	verdict=$(awk -v r="$r" -v op="$3" -v l="$4" 'BEGIN { print (op == "<=" ? r <= l : r >= l) ? "ok" : "over" }')
+	printf 'goal: %s %sx (%s %sx) %s\n' "$1" "$r" "$3" "$4" "$verdict"
+	[ "$verdict" = ok ]
+}
+
 # step_medians: from the info lines on stdin (sriov-rdma's "; steps a=1.2ms,
 # ..., lock waits vf=0.1ms pf=2.0ms", pool-ipam's "; lock waits pool=0.3ms"),
 # the median of each step over the lines, the steps that took any time;

@@ -12,7 +12,7 @@ fi
 cd "$SOURCE_DIR"
 files=()
 for f in scripts/* test/**/*.sh conf/**/*.sh; do
-	# The benchmarks' probe is C, compiled by the scripts that use it.
+	# The benchmarks' probe and floor plugin are C, compiled by the scripts that use them.
 	case $f in *.c) continue ;; esac
 	files+=("$f")
 done
