@@ -39,6 +39,7 @@ struct pf {
 	char lock_name[VF_BDF_LEN + 8];	/* "<pf-bdf>.pf.lock" */
 	unsigned refused;		/* the field the last pf_set failed on, 0: none */
 	double lock_waited_ms;		/* for the PF lock, behind other VFs' settings */
+	int held_fd;			/* the PF lock pf_lock took, -1: none */
 };
 
 static const void *vf_payload(const struct nlattr *a, size_t len)
@@ -338,6 +339,7 @@ int pf_open(const char *pf_netdev, struct pf **pf)
 		return -ENOMEM;
 	snprintf(p->name, sizeof(p->name), "%s", pf_netdev);
 	p->lock_dirfd = -1;
+	p->held_fd = -1;
 	p->ops = backend;
 	ret = p->ops->open(p->name, &p->priv);
 	if (ret < 0) {
@@ -352,6 +354,7 @@ void pf_close(struct pf *pf)
 {
 	if (!pf)
 		return;
+	pf_unlock(pf);
 	pf->ops->close(pf->priv);
 	free(pf);
 }
@@ -366,6 +369,35 @@ int pf_lock_at(struct pf *pf, int dirfd, const char *pf_bdf)
 	snprintf(pf->lock_name, sizeof(pf->lock_name), "%s.pf.lock", bdf);
 	pf->lock_dirfd = dirfd;
 	return 0;
+}
+
+int pf_lock(struct pf *pf)
+{
+	int fd;
+
+	if (pf->lock_dirfd < 0 || pf->held_fd >= 0)
+		return 0;
+	fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS, &pf->lock_waited_ms);
+	if (fd < 0)
+		return fd;
+	pf->held_fd = fd;
+	return 0;
+}
+
+void pf_unlock(struct pf *pf)
+{
+	lock_release(pf->held_fd);
+	pf->held_fd = -1;
+}
+
+/* The PF's lock around one request, unless pf_lock holds it already: *fd to release, or -1. */
+static int lock_for_request(struct pf *pf, int *fd)
+{
+	*fd = -1;
+	if (pf->lock_dirfd < 0 || pf->held_fd >= 0)
+		return 0;
+	*fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS, &pf->lock_waited_ms);
+	return *fd < 0 ? *fd : 0;
 }
 
 struct get_ctx {
@@ -507,12 +539,9 @@ static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, b
 	if (ret < 0 || !mask)
 		return ret;
 	pf->refused = 0;
-	if (pf->lock_dirfd >= 0) {
-		lock_fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS,
-					   &pf->lock_waited_ms);
-		if (lock_fd < 0)
-			return lock_fd;
-	}
+	ret = lock_for_request(pf, &lock_fd);
+	if (ret < 0)
+		return ret;
 	/*
 	 * One request for all: each request holds RTNL, and the PF's lock
 	 * across the node's other VFs, so a VF's five settings as five
@@ -658,12 +687,9 @@ int pf_set_guids(struct pf *pf, int vf_index, const struct pf_vf_guids *g)
 	node.vf = port.vf = (uint32_t)vf_index;
 	node.guid = g->node;
 	port.guid = g->port;
-	if (pf->lock_dirfd >= 0) {
-		lock_fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS,
-					   &pf->lock_waited_ms);
-		if (lock_fd < 0)
-			return lock_fd;
-	}
+	ret = lock_for_request(pf, &lock_fd);
+	if (ret < 0)
+		return ret;
 	nlh = put_pf_hdr(buf, sizeof(buf), RTM_SETLINK, pf->name);
 	list = mnl_attr_nest_start(nlh, IFLA_VFINFO_LIST);
 	info = mnl_attr_nest_start(nlh, IFLA_VF_INFO);

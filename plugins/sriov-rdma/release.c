@@ -150,9 +150,13 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 		/*
 		 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
 		 * default) while spoof checking is on, which this may just turn off.
+		 * Both requests under one take of the PF's lock: one wait behind the
+		 * PF's other VFs, not two.
 		 */
 		cfg.mask &= ~PF_VF_MAC;
-		ret = pf_set_each(pf, rec->vf_index, &cfg);
+		ret = pf_lock(pf);
+		if (ret == 0)
+			ret = pf_set_each(pf, rec->vf_index, &cfg);
 		if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
 			cfg.mask = PF_VF_MAC;
 			memset(cfg.mac, 0, 6);
