@@ -354,7 +354,7 @@ void pf_close(struct pf *pf)
 {
 	if (!pf)
 		return;
-	pf_unlock(pf);
+	lock_release(pf->held_fd);
 	pf->ops->close(pf->priv);
 	free(pf);
 }
@@ -371,25 +371,6 @@ int pf_lock_at(struct pf *pf, int dirfd, const char *pf_bdf)
 	return 0;
 }
 
-int pf_lock(struct pf *pf)
-{
-	int fd;
-
-	if (pf->lock_dirfd < 0 || pf->held_fd >= 0)
-		return 0;
-	fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS, &pf->lock_waited_ms);
-	if (fd < 0)
-		return fd;
-	pf->held_fd = fd;
-	return 0;
-}
-
-void pf_unlock(struct pf *pf)
-{
-	lock_release(pf->held_fd);
-	pf->held_fd = -1;
-}
-
 /* The PF's lock around one request, unless pf_lock holds it already: *fd to release, or -1. */
 static int lock_for_request(struct pf *pf, int *fd)
 {
@@ -398,6 +379,15 @@ static int lock_for_request(struct pf *pf, int *fd)
 		return 0;
 	*fd = lock_take_waited(pf->lock_dirfd, pf->lock_name, PF_LOCK_TIMEOUT_MS, &pf->lock_waited_ms);
 	return *fd < 0 ? *fd : 0;
+}
+
+int pf_lock(struct pf *pf)
+{
+	int fd, ret = lock_for_request(pf, &fd);
+
+	if (fd >= 0)
+		pf->held_fd = fd;
+	return ret;
 }
 
 struct get_ctx {

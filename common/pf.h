@@ -79,13 +79,12 @@ int pf_lock_at(struct pf *pf, int dirfd, const char *pf_bdf);
 #define PF_LOCK_TIMEOUT_MS	30000
 /*
  * The PF's lock (pf_lock_at) taken once for several requests, until
- * pf_unlock or pf_close: settings that must go as two requests in their
+ * pf_close: settings that must go as two requests in their
  * order queue once behind the node's other VFs, not once per request, and
  * no other VF's settings come between them. Without pf_lock_at, nothing
  * is taken; -ETIMEDOUT when the lock stays taken.
  */
 int pf_lock(struct pf *pf);
-void pf_unlock(struct pf *pf);
 /*
  * All the fields of VF vf_index as the PF reports them (mask set to what
  * was reported), from one RTM_GETLINK without VF stats; -ENOENT when the
