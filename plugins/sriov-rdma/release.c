@@ -117,18 +117,18 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
  * (on igb the netdev's own MAC shows there, unpinned, as before the
  * attachment; pinning it again would refuse the next VF-side change).
  * pf_lock_dirfd: where the PF's lock lives, -1 for none; timing, if not
- * NULL, gets the time waited for it.
+ * NULL, gets the time waited for it. A failure fills *err, naming each
+ * field the PF refused.
  */
 static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 			     const char *sysfs_root, bool pin_mac, struct timing *timing,
-			     char *refused, size_t refused_len)
+			     struct cni_error *err)
 {
 	struct pf_vf_config cfg = rec->vf_orig, now;
-	char pf_name[IFNAMSIZ];
+	char pf_name[IFNAMSIZ], refused[256] = "settings";
 	struct pf *pf = NULL;
 	int ret;
 
-	snprintf(refused, refused_len, "settings");
 	/* Before the netdev moves: some drivers refuse to move it while trust is off. */
 	if (!rec->vf_orig.mask || (pin_mac && (!(rec->vf_orig.mask & PF_VF_MAC) ||
 					       pf_mac_unset(rec->vf_orig.mac))))
@@ -136,8 +136,10 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	ret = sriov_pf_name(rec, sysfs_root, pf_name);
 	if (ret == 0)
 		ret = pf_open(pf_name, &pf);
+	if (ret < 0 && vf_gone(NULL, rec, pf_name, ret))
+		return 0;
 	if (ret < 0)
-		return vf_gone(NULL, rec, pf_name, ret) ? 0 : ret;
+		goto out;
 	if (pf_lock_dirfd >= 0 && (ret = pf_lock_at(pf, pf_lock_dirfd, rec->pf_bdf)) < 0)
 		log_warn("VF %s: PF address %s: %s: its settings go back without the PF's lock",
 			 rec->bdf, rec->pf_bdf, strerror(-ret));
@@ -166,9 +168,13 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;
 	if (ret < 0 && pf_refused(pf))
-		sriov_vf_fields_format(pf_refused(pf), &rec->vf_orig, refused, refused_len);
+		sriov_vf_fields_format(pf_refused(pf), &rec->vf_orig, refused, sizeof(refused));
 	timing_wait(timing, "pf", pf_lock_waited_ms(pf));
 	pf_close(pf);
+out:
+	if (ret < 0)
+		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
+			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
 	return ret;
 }
 
@@ -236,17 +242,12 @@ static int release_devices(const struct sriov_record *rec, const char *pod_netns
 static int release_pf_last(const struct sriov_record *rec, int pf_lock_dirfd,
 			   const char *sysfs_root, struct timing *timing, struct cni_error *err)
 {
-	char refused[256];
 	int ret;
 
-	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing, refused,
-				sizeof(refused));
+	ret = restore_vf_config(rec, pf_lock_dirfd, sysfs_root, true, timing, err);
 	timing_lap(timing, "vf-mac");
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
-			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
+	if (ret < 0)
 		return ret;
-	}
 	/* The rebind that applies them replaces the netdev. */
 	ret = sriov_ib_restore(rec, pf_lock_dirfd, sysfs_root, timing);
 	timing_lap(timing, "ib-guid");
@@ -281,7 +282,7 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	int pf_lock_dirfd = locked ? claim->dirfd : -1;
 	struct link_sock *pod_ls = NULL;
 	struct claim_owner me;
-	char who[4400], refused[256];
+	char who[4400];
 	int pod_fd = -1, ret;
 
 	sriov_release_owner(rec, &me);
@@ -291,14 +292,10 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 		log_info("VF %s now belongs to %s: leaving it alone", rec->bdf, who);
 		goto forget;
 	}
-	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing, refused,
-				sizeof(refused));
+	ret = restore_vf_config(rec, pf_lock_dirfd, paths->sysfs_root, false, timing, err);
 	timing_lap(timing, "vf-config");
-	if (ret < 0) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "deviceID %s: cannot restore VF %d's %s on PF %s: %s",
-			   rec->bdf, rec->vf_index, refused, rec->pf_netdev, strerror(-ret));
+	if (ret < 0)
 		goto out;
-	}
 	/*
 	 * containerd's later DELs and libcni's cache before 1.2 carry no
 	 * CNI_NETNS: the VF is still where ADD put it while that netns lives,
