@@ -350,6 +350,23 @@ int link_set_up(struct link_sock *ls, int ifindex, bool up)
 	return link_xfer(ls, nlh, NULL, NULL);
 }
 
+int link_set_up_named(struct link_sock *ls, const char *name, bool up)
+{
+	char buf[256];
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh;
+
+	if (!valid_ifname(name))
+		return -EINVAL;
+	/* Index 0 and a name: the kernel finds the link by it. */
+	nlh = link_msg_hdr(buf, sizeof(buf), RTM_NEWLINK, 0);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_flags = up ? IFF_UP : 0;
+	ifi->ifi_change = IFF_UP;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return link_xfer(ls, nlh, NULL, NULL);
+}
+
 int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];

@@ -77,6 +77,8 @@ int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6]);
  * a failure of that down: the move closes the link anyway.
  */
 int link_set_up(struct link_sock *ls, int ifindex, bool up);
+/* The same for the link of that name: one request, no lookup of its index first. */
+int link_set_up_named(struct link_sock *ls, const char *name, bool up);
 /* What a link should look like once it arrives in its new namespace. */
 struct link_shape {
 	const char *name;		/* required */

@@ -5,7 +5,7 @@
  * Each direction is one RTM_SETLINK that moves the link and renames it in
  * the target namespace (link_move_shaped): the host never sees the pod's
  * ifname (udev and NetworkManager react to it, and another VF may already
- * carry it). sriov-cni and host-device get the same from two moves
+ * carry it). Into the pod, link-up follows in a request of its own. sriov-cni and host-device get the same from two moves
  * through an anonymous namespace; each move waits for RCU grace periods
  * in the kernel, and that wait is most of what a move costs.
  */
@@ -130,7 +130,7 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 			const uint8_t *mac, int mtu, bool up, struct link_info *pod_li)
 {
 	struct link_sock *host_ls = NULL;
-	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu, .up = up };
+	struct link_shape to_pod = { .name = ifname, .mac = mac, .mtu = mtu };
 	struct link_shape back = { .name = orig->name, .mac = orig->mac, .mtu = orig->mtu,
 				   .up = orig->up };
 	int host_fd = -1, idx, ret, undo;
@@ -150,6 +150,14 @@ int sriov_netdev_to_pod(const struct link_info *orig, char altnames[][128], int 
 	if (orig->up && link_set_up(host_ls, orig->ifindex, false) < 0)
 		log_debug("%s: set down before the move failed; the move closes it", orig->name);
 	ret = link_move_shaped(host_ls, orig->ifindex, pod_fd, &to_pod);
+	/*
+	 * Up in a request of its own: the driver's open (on igbvf a mailbox
+	 * exchange with the PF) on top of the move would make the longest
+	 * hold of the node's RTNL the sum of the two. Read back after it, for
+	 * the carrier it has then.
+	 */
+	if (ret == 0 && up)
+		ret = link_set_up_named(pod_ls, ifname, true);
 	if (ret == 0) {
 		ret = link_get_by_name(pod_ls, ifname, pod_li);
 		if (ret == 0)

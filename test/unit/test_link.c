@@ -105,6 +105,20 @@ static void test_get_set(void)
 	CHECK_INT(i.mtu, 1500);
 	CHECK_INT(link_set_up(ls, idx, false), 0);
 	CHECK_INT(link_set_up(ls, 99999, true), -ENODEV);
+	/* By name: one request, this link and no other. */
+	link_requests(&before, &pod);
+	CHECK_INT(link_set_up_named(ls, "net1", true), 0);
+	link_requests(&after, &pod);
+	CHECK_INT(after - before, 1);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(i.up);
+	CHECK_INT(link_get_by_name(ls, "gs1", &i), 0);
+	CHECK(!i.up);
+	CHECK_INT(link_set_up_named(ls, "net1", false), 0);
+	CHECK_INT(link_get_by_index(ls, idx, &i), 0);
+	CHECK(!i.up);
+	CHECK_INT(link_set_up_named(ls, "no-such-link", true), -ENODEV);
+	CHECK_INT(link_set_up_named(ls, "bad/name", true), -EINVAL);
 
 	CHECK_INT(link_get_by_index(ls, 99999, &i), -ENODEV);
 	CHECK_INT(link_set_mtu(ls, 99999, 1500), -ENODEV);
