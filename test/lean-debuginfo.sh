@@ -31,8 +31,9 @@ if [ -z "${LEAN_DEBUGINFO_NS:-}" ]; then
 fi
 
 # The dynamic linker's debug file, found by its build id.
-interp=$(readelf -l /bin/sh | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
-id=$(readelf -n "$interp" | awk '/Build ID/ { print $3 }')
+command -v readelf >/dev/null || exec "$@"
+interp=$(readelf -l /bin/sh | sed -n 's/.*interpreter: \(.*\)]$/\1/p') || exec "$@"
+id=$(readelf -n "$interp" | awk '/Build ID/ { print $3 }') || exec "$@"
 keep=$ids/${id:0:2}/${id:2}.debug
 if [ -z "$id" ] || [ ! -f "$keep" ]; then
 	echo "lean-debuginfo: no debug file for $interp: running with them all" >&2
@@ -40,7 +41,11 @@ if [ -z "$id" ] || [ ! -f "$keep" ]; then
 fi
 tmp=$(mktemp)
 cp "$keep" "$tmp"
-mount -t tmpfs -o mode=0755 lean-debuginfo "$ids"
+if ! mount -t tmpfs -o mode=0755 lean-debuginfo "$ids"; then
+	rm -f "$tmp"
+	echo "lean-debuginfo: cannot mount over $ids: running with them all" >&2
+	exec "$@"
+fi
 mkdir -p "$ids/${id:0:2}"
 cp "$tmp" "$keep"
 rm -f "$tmp"
