@@ -335,36 +335,35 @@ int link_set_mac(struct link_sock *ls, int ifindex, const uint8_t mac[6])
 	return link_xfer(ls, nlh, NULL, NULL);
 }
 
-int link_set_up(struct link_sock *ls, int ifindex, bool up)
+/* IFF_UP set or cleared on the link of ifindex, or (ifindex 0) of name. */
+static int set_up(struct link_sock *ls, int ifindex, const char *name, bool up)
 {
 	char buf[256];
 	struct ifinfomsg *ifi;
 	struct nlmsghdr *nlh;
 
-	if (ifindex <= 0)
-		return -EINVAL;
 	nlh = link_msg_hdr(buf, sizeof(buf), RTM_NEWLINK, ifindex);
 	ifi = mnl_nlmsg_get_payload(nlh);
 	ifi->ifi_flags = up ? IFF_UP : 0;
 	ifi->ifi_change = IFF_UP;
+	if (name)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	return link_xfer(ls, nlh, NULL, NULL);
+}
+
+int link_set_up(struct link_sock *ls, int ifindex, bool up)
+{
+	if (ifindex <= 0)
+		return -EINVAL;
+	return set_up(ls, ifindex, NULL, up);
 }
 
 int link_set_up_named(struct link_sock *ls, const char *name, bool up)
 {
-	char buf[256];
-	struct ifinfomsg *ifi;
-	struct nlmsghdr *nlh;
-
 	if (!valid_ifname(name))
 		return -EINVAL;
 	/* Index 0 and a name: the kernel finds the link by it. */
-	nlh = link_msg_hdr(buf, sizeof(buf), RTM_NEWLINK, 0);
-	ifi = mnl_nlmsg_get_payload(nlh);
-	ifi->ifi_flags = up ? IFF_UP : 0;
-	ifi->ifi_change = IFF_UP;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	return link_xfer(ls, nlh, NULL, NULL);
+	return set_up(ls, 0, name, up);
 }
 
 int link_move_shaped(struct link_sock *ls, int ifindex, int netns_fd, const struct link_shape *s)

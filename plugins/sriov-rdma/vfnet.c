@@ -5,9 +5,10 @@
  * Each direction is one RTM_SETLINK that moves the link and renames it in
  * the target namespace (link_move_shaped): the host never sees the pod's
  * ifname (udev and NetworkManager react to it, and another VF may already
- * carry it). Into the pod, link-up follows in a request of its own. sriov-cni and host-device get the same from two moves
- * through an anonymous namespace; each move waits for RCU grace periods
- * in the kernel, and that wait is most of what a move costs.
+ * carry it). Into the pod, link-up follows in a request of its own.
+ * sriov-cni and host-device get the same from two moves through an
+ * anonymous namespace; each move waits for RCU grace periods in the
+ * kernel, and that wait is most of what a move costs.
  */
 #include <errno.h>
 #include <stdio.h>
