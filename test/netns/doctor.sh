@@ -13,6 +13,11 @@ DOCTOR=$SOURCE_DIR/scripts/rdma-doctor
 PF=0000:3b:00.0
 VF0=0000:3b:00.2
 VF1=0000:3b:00.3
+# The attachments check reads the node's stateDir unless told another:
+# each run gets an empty one of its own, so no record the host holds
+# reaches a test.
+STATE=$T_TMP/doctor-state
+mkdir -p "$STATE"
 
 # write FILE CONTENT: create parent directories and the file.
 write() {
@@ -67,7 +72,7 @@ node() {
 
 # doctor [ARGS...]: run it on the current node; output in OUT, status in RC.
 doctor() {
-	OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" \
+	OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" \
 		--cni-bin-dir "" "$@" 2>&1)
 	RC=$?
 }
@@ -80,6 +85,7 @@ t_contains "$OUT" "OK iommu: passthrough" "iommu"
 t_contains "$OUT" "OK memlock: max locked memory is unlimited" "memlock"
 t_contains "$OUT" "OK peermem: nvidia_peermem is loaded" "peermem"
 t_contains "$OUT" "OK rdma-netns: exclusive" "netns mode"
+t_contains "$OUT" "OK attachments: 0 attachments in $STATE" "attachments"
 t_contains "$OUT" "OK pf $PF (ens1f0np0): 2 of 16 VFs enabled" "pf"
 t_contains "$OUT" "OK vf $VF0: netdev ens1f0v0, RDMA mlx5_2, port ACTIVE, Ethernet, RoCE v2 IPv4 GID index 3" "vf0"
 t_contains "$OUT" "OK vf $VF1: netdev ens1f0v1, RDMA mlx5_3, port ACTIVE, Ethernet, RoCE v2 IPv4 GID index 3" "vf1"
@@ -87,13 +93,13 @@ t_contains "$OUT" "INFO nccl: NCCL_IB_HCA=mlx5_2,mlx5_3" "hca"
 t_contains "$OUT" "INFO nccl: NCCL_IB_GID_INDEX=3" "gid index"
 t_eq "$(grep -c '^WARN' <<< "$OUT")" 0 "warnings"
 t_eq "$(grep -c '^FAIL' <<< "$OUT")" 0 "failures"
-t_contains "$OUT" "0 FAIL, 0 WARN, 7 OK" "summary"
+t_contains "$OUT" "0 FAIL, 0 WARN, 8 OK" "summary"
 
 t_begin "--json: the same checks as a JSON array"
 doctor --json
 t_eq "$RC" 0 "exit status"
-t_eq "$(printf '%s' "$OUT" | jq -r 'length')" 9 "entries (7 checks, 2 NCCL lines)"
-t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.level == "OK")] | length')" 7 "OK entries"
+t_eq "$(printf '%s' "$OUT" | jq -r 'length')" 10 "entries (8 checks, 2 NCCL lines)"
+t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.level == "OK")] | length')" 8 "OK entries"
 t_eq "$(printf '%s' "$OUT" | jq -r '.[] | select(.check == "vf '$VF0'") | .what')" \
 	"netdev ens1f0v0, RDMA mlx5_2, port ACTIVE, Ethernet, RoCE v2 IPv4 GID index 3" "vf0 entry"
 t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.check == "nccl") | .what] | join(" ")')" \
@@ -102,7 +108,7 @@ t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.check == "nccl") | .what] | j
 t_begin "--json: quotes and backslashes in a path stay valid JSON"
 weird=$T_TMP/'we"ird\dir'
 mkdir -p "$weird"
-OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$weird" --json 2>&1)
+OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$weird" --json 2>&1)
 t_eq "$(printf '%s' "$OUT" | jq -r '.[] | select(.check == "plugin pool-ipam") | .what')" \
 	"$weird/pool-ipam is not installed" "escaped path"
 
@@ -201,7 +207,7 @@ t_contains "$OUT" "IPC_LOCK" "capability"
 t_contains "$OUT" "/etc/security/limits.conf" "limits.conf"
 # Without a limits file it asks the shell, as on a node.
 rm "$PROCR/self/limits"
-OUT=$(ulimit -l 64 && "$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "" 2>&1)
+OUT=$(ulimit -l 64 && "$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "" 2>&1)
 t_contains "$OUT" "WARN memlock: max locked memory is 64 KiB" "ulimit -l"
 
 t_begin "VF port down: WARN with the VF and how to bring it up"
@@ -272,13 +278,13 @@ node plugins
 bin=$T_TMP/cni-bin-doctor
 mkdir -p "$bin"
 cp "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" "$bin/"
-OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
+OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
 t_contains "$OUT" "OK plugin sriov-rdma: $bin/sriov-rdma is installed" "installed"
 t_contains "$OUT" "WARN plugin pool-ipam: $bin/pool-ipam is not installed" "missing"
 # The same binary asking for a library no host has (same length, so the
 # ELF layout is unchanged).
 LC_ALL=C sed 's/libc\.so\.6/libq.so.6/' "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > "$bin/sriov-rdma"
-OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
+OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
 RC=$?
 t_eq "$RC" 1 "exit status"
 t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: shared libraries not found: libq.so.6" "ldd"
@@ -293,7 +299,7 @@ bin=$T_TMP/cni-bin-ippool
 mkdir -p "$bin" "$T_TMP/doctor-store"
 cp "$BUILD_DIR/plugins/pool-ipam/pool-ipam" "$bin/"
 ippool_doctor() {
-	OUT=$("$DOCTOR" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" \
+	OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" \
 		--ippool nvidia-network-operator/rdma-pool --kubeconfig "$KUBEAPI_DIR/kubeconfig" \
 		--node gpu-node-1 --store-dir "$T_TMP/doctor-store" 2>&1)
 	RC=$?
@@ -311,7 +317,7 @@ t_contains "$OUT" "OK ippool nvidia-network-operator/rdma-pool: node gpu-node-1 
 t_eq "$(find "$T_TMP/doctor-store" -mindepth 1 | wc -l)" 0 "the throwaway store is gone"
 
 t_begin "bad usage: exit 2"
-"$DOCTOR" --sysfs-root "$T_TMP/does-not-exist" >/dev/null 2>&1
+"$DOCTOR" --state-dir "$STATE" --sysfs-root "$T_TMP/does-not-exist" >/dev/null 2>&1
 t_eq "$?" 2 "missing root"
 "$DOCTOR" --frobnicate >/dev/null 2>&1
 t_eq "$?" 2 "unknown option"
