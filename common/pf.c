@@ -518,7 +518,10 @@ static int set_fields_one_by_one(struct pf *pf, int vf, unsigned mask,
 	return ret;
 }
 
-static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, bool keep_going)
+/* After a refused batch: none (pf_set_once), up to the refused field (pf_set), or past it. */
+enum retry { RETRY_NONE, RETRY_TO_REFUSED, RETRY_EACH };
+
+static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, enum retry retry)
 {
 	unsigned mask = cfg->mask & PF_VF_ALL;
 	int ret, lock_fd = -1;
@@ -538,8 +541,8 @@ static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, b
 	 * requests queued the node's other netlink users five times.
 	 */
 	ret = set_fields(pf, vf_index, mask, cfg);
-	if (ret < 0 && (mask & (mask - 1)))
-		ret = set_fields_one_by_one(pf, vf_index, mask, cfg, keep_going);
+	if (ret < 0 && (mask & (mask - 1)) && retry != RETRY_NONE)
+		ret = set_fields_one_by_one(pf, vf_index, mask, cfg, retry == RETRY_EACH);
 	else if (ret < 0)
 		pf->refused = mask;
 	lock_release(lock_fd);
@@ -548,12 +551,17 @@ static int set_vf(struct pf *pf, int vf_index, const struct pf_vf_config *cfg, b
 
 int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 {
-	return set_vf(pf, vf_index, cfg, false);
+	return set_vf(pf, vf_index, cfg, RETRY_TO_REFUSED);
 }
 
 int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 {
-	return set_vf(pf, vf_index, cfg, true);
+	return set_vf(pf, vf_index, cfg, RETRY_EACH);
+}
+
+int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
+{
+	return set_vf(pf, vf_index, cfg, RETRY_NONE);
 }
 
 double pf_lock_waited_ms(const struct pf *pf)

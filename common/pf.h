@@ -120,6 +120,12 @@ int pf_set(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
  */
 int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 /*
+ * pf_set's one request and no more: a refusal is returned as it is, the
+ * fields the kernel applied before the refused one kept. For a caller
+ * with an order of its own to fall back on.
+ */
+int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
+/*
  * The fields (PF_VF_*) whose requests the last pf_set or pf_set_each saw
  * fail, 0 when none failed on a request (or it succeeded): drivers
  * implement a subset (igb has no link state, no min rate, no 802.1ad), and

@@ -107,12 +107,52 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
 }
 
 /*
+ * Whether the MAC can be cleared in the request that puts the other
+ * settings back. The kernel applies the MAC first, and older mlx5 kernels
+ * refuse to clear it (all-zero, the default) while spoof checking is on:
+ * not when that request is what turns spoof checking off.
+ */
+static bool clear_with_the_rest(const struct sriov_record *rec)
+{
+	return (rec->vf_orig.mask & PF_VF_MAC) &&
+	       !((rec->vf_orig.mask & PF_VF_SPOOFCHK) && !rec->vf_orig.spoofchk);
+}
+
+/*
+ * All but the MAC put back, and the MAC cleared: one request when that
+ * order allows, else (or when a driver refuses the one) the settings,
+ * then the MAC. Each request holds RTNL, queued behind the node's other
+ * pods' moves; the caller holds the PF's lock across both.
+ */
+static int restore_and_clear(struct pf *pf, const struct sriov_record *rec)
+{
+	struct pf_vf_config cfg = rec->vf_orig;
+	int ret;
+
+	memset(cfg.mac, 0, 6);
+	if (clear_with_the_rest(rec)) {
+		ret = pf_set_once(pf, rec->vf_index, &cfg);
+		if (ret == 0 || ret == -ENODEV)
+			return ret;
+		log_debug("VF %s: PF refused its settings with the MAC cleared in one request "
+			  "(%s): one request each", rec->bdf, strerror(-ret));
+	}
+	cfg.mask &= ~PF_VF_MAC;
+	ret = pf_set_each(pf, rec->vf_index, &cfg);
+	if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
+		cfg.mask = PF_VF_MAC;
+		ret = pf_set(pf, rec->vf_index, &cfg);
+	}
+	return ret;
+}
+
+/*
  * The VF's settings on its PF, in one of two passes. pin_mac false: all
- * but the MAC, then the MAC cleared, before the netdev comes home: Intel
- * PFs (igb, ixgbe, i40e) refuse a VF-side MAC change while the PF holds
- * an administrative MAC for the VF ("VF N attempted to override
- * administratively set MAC address"), and clearing it is what lets the
- * netdev take its host MAC back. pin_mac true, after the netdev is home:
+ * but the MAC put back and the MAC cleared (restore_and_clear), before
+ * the netdev comes home: Intel PFs (igb, ixgbe, i40e) refuse a VF-side
+ * MAC change while the PF holds an administrative MAC for the VF ("VF N
+ * attempted to override administratively set MAC address"), and clearing
+ * it is what lets the netdev take its host MAC back. pin_mac true, after the netdev is home:
  * the MAC from before the attachment, unless the PF reports it already
  * (on igb the netdev's own MAC shows there, unpinned, as before the
  * attachment; pinning it again would refuse the next VF-side change).
@@ -149,21 +189,9 @@ static int restore_vf_config(const struct sriov_record *rec, int pf_lock_dirfd,
 		if (ret < 0 || !(now.mask & PF_VF_MAC) || memcmp(now.mac, cfg.mac, 6))
 			ret = pf_set(pf, rec->vf_index, &cfg);
 	} else {
-		/*
-		 * The MAC last: older mlx5 kernels refuse to clear it (all-zero, the
-		 * default) while spoof checking is on, which this may just turn off.
-		 * Both requests under one take of the PF's lock: one wait behind the
-		 * PF's other VFs, not two.
-		 */
-		cfg.mask &= ~PF_VF_MAC;
 		ret = pf_lock(pf);
 		if (ret == 0)
-			ret = pf_set_each(pf, rec->vf_index, &cfg);
-		if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
-			cfg.mask = PF_VF_MAC;
-			memset(cfg.mac, 0, 6);
-			ret = pf_set(pf, rec->vf_index, &cfg);
-		}
+			ret = restore_and_clear(pf, rec);
 	}
 	if (ret < 0 && vf_gone(pf, rec, pf_name, ret))
 		ret = 0;

@@ -26,6 +26,10 @@
  *                     vlan mac rate spoofchk trust link_state getlink:
  *                     that request is recorded, then fails with ERRNO
  *                     (a name such as EPERM; EOPNOTSUPP when omitted).
+ *                     OP mac-clear-spoofchk refuses only an all-zero MAC
+ *                     while the VF's spoof checking is on, as older mlx5
+ *                     kernels do: judged on the VF as the request finds
+ *                     it, since the kernel applies the MAC first.
  *                     A SET on a VF missing from .vfs fails with EINVAL,
  *                     as mlx5 does for an index beyond sriov_numvfs.
  *   <dir>/<pf>.delay_ms  optional, a number of milliseconds each SET takes;
@@ -716,6 +720,7 @@ static const unsigned kernel_order[] = {
 struct set_req {
 	struct pf_vf_config cfg;	/* mask: the fields the driver takes */
 	int err;			/* what the driver answers for the next one, 0: none */
+	int mac_clear_err;		/* for an all-zero MAC under spoofchk on, 0: taken */
 };
 
 /* As the kernel: field by field, up to the first the driver refuses, the ones before it kept. */
@@ -730,6 +735,9 @@ static int set_fields(struct fake_vf *v, void *arg)
 		/* IPoIB's ndo ops set a VF's link state and GUIDs, nothing else. */
 		if (v->ib && kernel_order[i] != PF_VF_LINK_STATE)
 			return EOPNOTSUPP;
+		if (kernel_order[i] == PF_VF_MAC && r->mac_clear_err && v->cfg.spoofchk &&
+		    pf_mac_unset(r->cfg.mac))
+			return r->mac_clear_err;
 		fake_apply(&v->cfg, kernel_order[i], &r->cfg);
 	}
 	return r->err;
@@ -811,6 +819,8 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 		return ret;
 	r.cfg = c;
 	r.cfg.mask = 0;
+	if ((ret = fake_fail(pf, "mac-clear-spoofchk", &r.mac_clear_err)) < 0)
+		return ret;
 	for (i = 0; i < sizeof(kernel_order) / sizeof(kernel_order[0]); i++) {
 		if (!(c.mask & kernel_order[i]))
 			continue;
