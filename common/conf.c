@@ -304,18 +304,19 @@ int conf_check_keys(const cJSON *obj, const char *where, const char *const known
 		return 0;
 	cJSON_ArrayForEach(e, obj) {
 		const char *best = NULL;
-		int best_d = 3;
+		int best_d = 3, i;
 
-		for (int i = 0; known[i]; i++) {
+		/* Every exec checks every key: the distances only for one that is not known. */
+		for (i = 0; known[i] && strcmp(e->string, known[i]); i++)
+			;
+		if (known[i])
+			continue;
+		for (i = 0; known[i]; i++) {
 			/* Short keys are close to many words: one edit is a typo there, two is not. */
 			size_t len = strlen(known[i]);
 			int cap = len < 5 ? 1 : 2;
 			int d = conf_edit_distance(e->string, known[i], cap);
 
-			if (d == 0) {
-				best = NULL;
-				break;
-			}
 			if (d <= cap && d < best_d) {
 				best = known[i];
 				best_d = d;

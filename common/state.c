@@ -172,13 +172,15 @@ int state_dir_open_unswept(const char *path, int *dirfd)
 	return walk_open(path, true, dirfd);
 }
 
+int state_subdir_open_unswept(int dirfd, const char *name, int *subfd)
+{
+	return valid_name(name) ? subdir_open(dirfd, name, true, subfd) : -EINVAL;
+}
+
 int state_subdir_open(int dirfd, const char *name, int *subfd)
 {
-	int ret;
+	int ret = state_subdir_open_unswept(dirfd, name, subfd);
 
-	if (!valid_name(name))
-		return -EINVAL;
-	ret = subdir_open(dirfd, name, true, subfd);
 	if (ret == 0)
 		sweep_dead_tmp(*subfd);
 	return ret;

@@ -42,6 +42,8 @@ int state_dir_open_existing(const char *path, int *dirfd);
 int state_dir_open_unswept(const char *path, int *dirfd);
 /* Same as state_dir_open, relative to a directory fd. */
 int state_subdir_open(int dirfd, const char *name, int *subfd);
+/* state_subdir_open without the sweep: for a directory the caller empties itself. */
+int state_subdir_open_unswept(int dirfd, const char *name, int *subfd);
 
 /* Temporary file in tmpdirfd, written (and fsync'd when durable); its name is returned in tmpname. */
 int state_write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname, size_t tmpname_len,

@@ -104,7 +104,8 @@ int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,
 	if (ret < 0)
 		goto err_dir;
 	p->lockfd = ret;
-	ret = state_subdir_open(p->dirfd, "tmp", &p->tmpfd);
+	/* Emptied whole below, under the store's lock that every writer holds. */
+	ret = state_subdir_open_unswept(p->dirfd, "tmp", &p->tmpfd);
 	if (ret < 0)
 		goto err_lock;
 	ret = clear_tmp(p);
