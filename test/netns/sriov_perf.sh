@@ -11,6 +11,14 @@ PROPS='"vlan": 100, "spoofchk": "off", "trust": "on", "mac": "02:11:22:33:44:55"
 # The PF requests since the last call of pf_mark.
 pf_mark() { PF_SEEN=$(sr_calls | wc -l); }
 pf_since() { sr_calls | tail -n +$((PF_SEEN + 1)); }
+# attached 'extra plugin keys' ID: one VF of a fresh PF attached to a new pod ($pod).
+attached() {
+	sr_setup 1
+	pod=$(t_netns)
+	sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", $1"
+	t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID="$2"
+	t_eq "$T_RC" 0 "ADD ($T_ERR)"
+}
 # "host N, pod M, PF K" of the last ADD or DEL in the log.
 last_counts() { grep -o 'netlink requests: .*' "$LOG" | tail -1 | sed 's/netlink requests: //'; }
 
@@ -84,11 +92,7 @@ t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "mac=00:00:00:00:00:00 vl
 	"VF 0 as it was"
 
 t_begin "DEL on a PF that refuses the one request: the settings one by one, then the MAC"
-sr_setup 1
-pod=$(t_netns)
-sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", $PROPS"
-t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=f1
-t_eq "$T_RC" 0 "ADD ($T_ERR)"
+attached "$PROPS" f1
 echo "fail mac EPERM" > "$SR_FAKE/$SR_PFNET.fail"
 pf_mark
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=f1
