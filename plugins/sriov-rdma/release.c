@@ -152,10 +152,11 @@ static int restore_and_clear(struct pf *pf, const struct sriov_record *rec)
  * the netdev comes home: Intel PFs (igb, ixgbe, i40e) refuse a VF-side
  * MAC change while the PF holds an administrative MAC for the VF ("VF N
  * attempted to override administratively set MAC address"), and clearing
- * it is what lets the netdev take its host MAC back. pin_mac true, after the netdev is home:
- * the MAC from before the attachment, unless the PF reports it already
- * (on igb the netdev's own MAC shows there, unpinned, as before the
- * attachment; pinning it again would refuse the next VF-side change).
+ * it is what lets the netdev take its host MAC back. pin_mac true, after
+ * the netdev is home: the MAC from before the attachment, unless the PF
+ * reports it already (on igb the netdev's own MAC shows there, unpinned,
+ * as before the attachment; pinning it again would refuse the next
+ * VF-side change).
  * pf_lock_dirfd: where the PF's lock lives, -1 for none; timing, if not
  * NULL, gets the time waited for it. A failure fills *err, naming each
  * field the PF refused.
