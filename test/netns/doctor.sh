@@ -70,10 +70,12 @@ node() {
 	write "$PROCR/self/limits" "Max locked memory         unlimited            unlimited            bytes"
 }
 
+# on_node ARGS...: the doctor on the current node's roots and the test's stateDir.
+on_node() { "$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" "$@"; }
+
 # doctor [ARGS...]: run it on the current node; output in OUT, status in RC.
 doctor() {
-	OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" \
-		--cni-bin-dir "" "$@" 2>&1)
+	OUT=$(on_node --cni-bin-dir "" "$@" 2>&1)
 	RC=$?
 }
 
@@ -108,7 +110,7 @@ t_eq "$(printf '%s' "$OUT" | jq -r '[.[] | select(.check == "nccl") | .what] | j
 t_begin "--json: quotes and backslashes in a path stay valid JSON"
 weird=$T_TMP/'we"ird\dir'
 mkdir -p "$weird"
-OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$weird" --json 2>&1)
+OUT=$(on_node --cni-bin-dir "$weird" --json 2>&1)
 t_eq "$(printf '%s' "$OUT" | jq -r '.[] | select(.check == "plugin pool-ipam") | .what')" \
 	"$weird/pool-ipam is not installed" "escaped path"
 
@@ -207,7 +209,7 @@ t_contains "$OUT" "IPC_LOCK" "capability"
 t_contains "$OUT" "/etc/security/limits.conf" "limits.conf"
 # Without a limits file it asks the shell, as on a node.
 rm "$PROCR/self/limits"
-OUT=$(ulimit -l 64 && "$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "" 2>&1)
+OUT=$(ulimit -l 64 && on_node --cni-bin-dir "" 2>&1)
 t_contains "$OUT" "WARN memlock: max locked memory is 64 KiB" "ulimit -l"
 
 t_begin "VF port down: WARN with the VF and how to bring it up"
@@ -278,13 +280,13 @@ node plugins
 bin=$T_TMP/cni-bin-doctor
 mkdir -p "$bin"
 cp "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" "$bin/"
-OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
+OUT=$(on_node --cni-bin-dir "$bin" 2>&1)
 t_contains "$OUT" "OK plugin sriov-rdma: $bin/sriov-rdma is installed" "installed"
 t_contains "$OUT" "WARN plugin pool-ipam: $bin/pool-ipam is not installed" "missing"
 # The same binary asking for a library no host has (same length, so the
 # ELF layout is unchanged).
 LC_ALL=C sed 's/libc\.so\.6/libq.so.6/' "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > "$bin/sriov-rdma"
-OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
+OUT=$(on_node --cni-bin-dir "$bin" 2>&1)
 RC=$?
 t_eq "$RC" 1 "exit status"
 t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: shared libraries not found: libq.so.6" "ldd"
@@ -299,7 +301,7 @@ bin=$T_TMP/cni-bin-ippool
 mkdir -p "$bin" "$T_TMP/doctor-store"
 cp "$BUILD_DIR/plugins/pool-ipam/pool-ipam" "$bin/"
 ippool_doctor() {
-	OUT=$("$DOCTOR" --state-dir "$STATE" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" \
+	OUT=$(on_node --cni-bin-dir "$bin" \
 		--ippool nvidia-network-operator/rdma-pool --kubeconfig "$KUBEAPI_DIR/kubeconfig" \
 		--node gpu-node-1 --store-dir "$T_TMP/doctor-store" 2>&1)
 	RC=$?
