@@ -564,6 +564,29 @@ int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 	return set_vf(pf, vf_index, cfg, RETRY_NONE);
 }
 
+int pf_set_mac_cleared(struct pf *pf, int vf_index, const struct pf_vf_config *cfg,
+		       int (*set)(struct pf *, int, const struct pf_vf_config *))
+{
+	struct pf_vf_config c = *cfg;
+	int ret;
+
+	c.mask |= PF_VF_MAC;
+	memset(c.mac, 0, sizeof(c.mac));
+	if (!((cfg->mask & PF_VF_SPOOFCHK) && !cfg->spoofchk)) {
+		ret = pf_set_once(pf, vf_index, &c);
+		/* Gone, or its lock stayed taken: a second try would meet the same. */
+		if (ret == 0 || ret == -ENODEV || ret == -ETIMEDOUT)
+			return ret;
+	}
+	c.mask &= ~PF_VF_MAC;
+	ret = set(pf, vf_index, &c);
+	if (ret == 0) {
+		c.mask = PF_VF_MAC;
+		ret = pf_set(pf, vf_index, &c);
+	}
+	return ret;
+}
+
 double pf_lock_waited_ms(const struct pf *pf)
 {
 	return pf->lock_waited_ms;

@@ -126,6 +126,16 @@ int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
  */
 int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 /*
+ * cfg's fields with an all-zero MAC in place of cfg's (the PF then holds
+ * none for the VF): one request when the kernel's order allows it, else,
+ * or when the driver refuses the one, set (pf_set or pf_set_each) with all
+ * but the MAC, then the MAC alone. The kernel applies the MAC first, and
+ * older mlx5 kernels refuse an all-zero MAC while the VF's spoof checking
+ * is on: a cfg that turns spoof checking off clears the MAC after it.
+ */
+int pf_set_mac_cleared(struct pf *pf, int vf_index, const struct pf_vf_config *cfg,
+		       int (*set)(struct pf *, int, const struct pf_vf_config *));
+/*
  * The fields (PF_VF_*) whose requests the last pf_set or pf_set_each saw
  * fail, 0 when none failed on a request (or it succeeded): drivers
  * implement a subset (igb has no link state, no min rate, no 802.1ad), and

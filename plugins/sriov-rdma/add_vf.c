@@ -69,7 +69,8 @@ void add_vfcfg_undo(struct add_ctx *c)
  * its own side (add_vfmac_run): Intel PFs (igb, ixgbe) refuse a VF-side MAC
  * change while the PF holds an administrative MAC for the VF, even to the
  * same address. A MAC the PF reports for the VF already (igb shows the
- * netdev's own there, held or not) is cleared first, for the same reason;
+ * netdev's own there, held or not) is cleared first, for the same reason,
+ * in the same request when the kernel's order allows (pf_set_mac_cleared);
  * an all-zero one (mlx5's "none") needs nothing.
  */
 int add_vfcfg_run(struct add_ctx *c, struct cni_error *err)
@@ -80,13 +81,11 @@ int add_vfcfg_run(struct add_ctx *c, struct cni_error *err)
 	if (!c->pf)
 		return 0;
 	cfg.mask &= ~PF_VF_MAC;
-	ret = pf_set(c->pf, c->vf.vf_index, &cfg);
-	if (ret == 0 && (c->conf.vf.mask & PF_VF_MAC) && (c->rec.vf_orig.mask & PF_VF_MAC) &&
-	    !pf_mac_unset(c->rec.vf_orig.mac)) {
-		cfg.mask = PF_VF_MAC;
-		memset(cfg.mac, 0, 6);
+	if ((c->conf.vf.mask & PF_VF_MAC) && (c->rec.vf_orig.mask & PF_VF_MAC) &&
+	    !pf_mac_unset(c->rec.vf_orig.mac))
+		ret = pf_set_mac_cleared(c->pf, c->vf.vf_index, &cfg, pf_set);
+	else
 		ret = pf_set(c->pf, c->vf.vf_index, &cfg);
-	}
 	if (ret < 0) {
 		vfcfg_refused(c, ret, &cfg, err);
 		c->vf_never_set = pf_refused(c->pf) & ~PF_VF_MAC;

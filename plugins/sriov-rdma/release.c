@@ -107,43 +107,16 @@ static bool vf_gone(struct pf *pf, const struct sriov_record *rec, const char *p
 }
 
 /*
- * Whether the MAC can be cleared in the request that puts the other
- * settings back. The kernel applies the MAC first, and older mlx5 kernels
- * refuse to clear it (all-zero, the default) while spoof checking is on:
- * not when that request is what turns spoof checking off.
- */
-static bool clear_with_the_rest(const struct sriov_record *rec)
-{
-	return (rec->vf_orig.mask & PF_VF_MAC) &&
-	       !((rec->vf_orig.mask & PF_VF_SPOOFCHK) && !rec->vf_orig.spoofchk);
-}
-
-/*
- * All but the MAC put back, and the MAC cleared: one request when that
- * order allows, else (or when a driver refuses the one) the settings,
- * then the MAC. Each request holds RTNL, queued behind the node's other
- * pods' moves; the caller holds the PF's lock across both.
+ * All but the MAC put back, and the MAC cleared (pf_set_mac_cleared: one
+ * request when the kernel's order allows). Each request holds RTNL, queued
+ * behind the node's other pods' moves; the caller holds the PF's lock
+ * across them.
  */
 static int restore_and_clear(struct pf *pf, const struct sriov_record *rec)
 {
-	struct pf_vf_config cfg = rec->vf_orig;
-	int ret;
-
-	memset(cfg.mac, 0, 6);
-	if (clear_with_the_rest(rec)) {
-		ret = pf_set_once(pf, rec->vf_index, &cfg);
-		if (ret == 0 || ret == -ENODEV)
-			return ret;
-		log_debug("VF %s: PF refused its settings with the MAC cleared in one request "
-			  "(%s): one request each", rec->bdf, strerror(-ret));
-	}
-	cfg.mask &= ~PF_VF_MAC;
-	ret = pf_set_each(pf, rec->vf_index, &cfg);
-	if (ret == 0 && (rec->vf_orig.mask & PF_VF_MAC)) {
-		cfg.mask = PF_VF_MAC;
-		ret = pf_set(pf, rec->vf_index, &cfg);
-	}
-	return ret;
+	if (!(rec->vf_orig.mask & PF_VF_MAC))
+		return pf_set_each(pf, rec->vf_index, &rec->vf_orig);
+	return pf_set_mac_cleared(pf, rec->vf_index, &rec->vf_orig, pf_set_each);
 }
 
 /*

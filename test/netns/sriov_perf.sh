@@ -108,6 +108,49 @@ t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=f1
 t_eq "$T_RC" 0 "the runtime's next DEL ($T_ERR)"
 t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "mac=00:00:00:00:00:00 vlan=0" "the MAC cleared"
 
+# igb reports a VF's own MAC on the PF, held or not: ADD clears it before
+# the move, as Intel PFs refuse a VF-side change under a held MAC.
+like_igb() { sed -i 's/^vf=0 mac=00:00:00:00:00:00/vf=0 mac=02:aa:00:00:00:01/' "$SR_FAKE/$SR_PFNET.vfs"; }
+vf0() { grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs"; }
+
+t_begin "ADD on a PF that reports the VF's MAC (igb): cleared with the settings in one request"
+attached '"vlan": 100, "mac": "02:11:22:33:44:57"' g1 like_igb
+calls=$(sr_calls)
+t_eq "$(grep -c '^setlink' <<<"$calls")" 2 "two requests: the settings with the MAC cleared, the pin ($calls)"
+t_eq "$(grep '^setlink' <<<"$calls" | sed -n 1p)" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00 vf=0 vlan=100 qos=0 proto=802.1Q" \
+	"the MAC cleared, then the VLAN, in the kernel's order"
+t_eq "$(grep '^setlink' <<<"$calls" | sed -n 2p)" "setlink pf=$SR_PFNET vf=0 mac=02:11:22:33:44:57" \
+	"the MAC pinned once the netdev carries it"
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=g1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+t_contains "$(vf0)" "mac=02:aa:00:00:00:01 vlan=0 " "VF 0's MAC and VLAN as they were"
+
+t_begin "ADD that turns spoof checking off on such a PF clears the MAC after it, as older mlx5 kernels need"
+igb_like_old_mlx5() {
+	like_igb
+	echo "fail mac-clear-spoofchk EINVAL" > "$SR_FAKE/$SR_PFNET.fail"
+}
+attached '"spoofchk": "off", "mac": "02:11:22:33:44:58"' g2 igb_like_old_mlx5
+calls=$(grep '^setlink' <<<"$(sr_calls)")
+t_eq "$(wc -l <<<"$calls")" 3 "three requests, none refused ($calls)"
+t_eq "$(sed -n 1p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 spoofchk=off" "spoof checking off first"
+t_eq "$(sed -n 2p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00" "then the MAC cleared"
+
+t_begin "ADD on such a PF that refuses a setting: the error names it, the VF's MAC comes back"
+igb_refusing_vlan() {
+	like_igb
+	echo "fail vlan EPERM" > "$SR_FAKE/$SR_PFNET.fail"
+}
+sr_setup 1
+pod=$(t_netns)
+igb_refusing_vlan
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100, \"mac\": \"02:11:22:33:44:59\""
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=g3
+t_eq "$T_RC" 1 "ADD fails while the PF refuses the VLAN"
+t_contains "$(t_jq .msg)" "refused VF 0's vlan" "the error names the VLAN ($T_ERR)"
+t_contains "$(vf0)" "mac=02:aa:00:00:00:01 vlan=0 " "VF 0's MAC as it was"
+t_eq "$(find "$SR_STATE" -name "*g3*" 2>/dev/null | wc -l)" 0 "no record left"
+
 t_begin "multiRail ADD and DEL: the pod's socket and sysctls once, no look-up of a known index"
 sr_setup 1
 pod=$(t_netns)
