@@ -203,13 +203,17 @@ fail:
 	_exit(127);
 }
 
-/* fork and exec exe: 0, or -errno of what kept it from running. */
-static int spawn(pid_t *pid, const char *exe, char *const argv[], char *const envp[], int in_fd,
-		 int out_fd)
+/*
+ * fork, and exec exe in the child: 0, or -errno of the fork. Whether the
+ * exec worked is read later from *exec_fd (exec_result), so the caller
+ * works while the kernel loads the plugin: a fork and an exec cost
+ * milliseconds, which the moves of ADD and DEL can hide.
+ */
+static int spawn(pid_t *pid, int *exec_fd, const char *exe, char *const argv[],
+		 char *const envp[], int in_fd, int out_fd)
 {
 	pid_t parent = getpid(), child;
-	int ep[2], e = 0;
-	ssize_t n;
+	int ep[2], e;
 
 	if (pipe2(ep, O_CLOEXEC))
 		return -errno;
@@ -224,18 +228,24 @@ static int spawn(pid_t *pid, const char *exe, char *const argv[], char *const en
 		close(ep[0]);
 		return -e;
 	}
-	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(ep[0]);
-	if (n != (ssize_t)sizeof(e))
-		e = 0;
-	if (e) {
-		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-			;
-		return -e;
-	}
 	*pid = child;
+	*exec_fd = ep[0];
 	return 0;
+}
+
+/* 0 once the child's exec took (it closed the pipe), or the errno it sent back. */
+static int exec_result(int *exec_fd)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (*exec_fd < 0)
+		return 0;
+	while ((n = read(*exec_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(*exec_fd);
+	*exec_fd = -1;
+	return n == (ssize_t)sizeof(e) && e ? -e : 0;
 }
 
 static void delegate_failed(const char *type, int status, const char *out, struct cni_error *err)
@@ -286,7 +296,7 @@ static int delegate_start(const struct cni_request *req, const char *type, enum 
 	pid_t pid = 0;
 
 	memset(d, 0, sizeof(*d));
-	d->in_fd = d->out_fd = -1;
+	d->in_fd = d->out_fd = d->exec_fd = -1;
 	if (!type || !valid_plugin_type(type))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "plugin type \"%s\" is invalid: it must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
@@ -310,11 +320,12 @@ static int delegate_start(const struct cni_request *req, const char *type, enum 
 	}
 	argv[0] = (char *)type;
 	argv[1] = NULL;
-	r = spawn(&pid, exe, argv, envp, in[0], outp[1]);
+	r = spawn(&pid, &d->exec_fd, exe, argv, envp, in[0], outp[1]);
 	if (r) {
 		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(-r));
 		goto out;
 	}
+	snprintf(d->exe, sizeof(d->exe), "%s", exe);
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
 	d->req = req;
@@ -353,6 +364,18 @@ int cni_delegate_finish(struct cni_delegation *d, struct cni_result *res, struct
 
 	if (d->pid <= 0)
 		return cni_errorf(err, CNI_ERR_PLUGIN, "no delegated plugin is running");
+	r = exec_result(&d->exec_fd);
+	if (r) {
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, d->exe, strerror(-r));
+		if (d->in_fd >= 0)
+			close(d->in_fd);
+		close(d->out_fd);
+		d->in_fd = d->out_fd = -1;
+		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		d->pid = 0;
+		return -1;
+	}
 	data = d->req->stdin_buf ? d->req->stdin_buf : "";
 	sigaction(SIGPIPE, &ign, &old_pipe);
 	r = pump(d->in_fd, data + d->fed, d->req->stdin_len - d->fed, d->out_fd, &out, &out_len);

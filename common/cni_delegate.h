@@ -6,6 +6,7 @@
 #ifndef CNI_DELEGATE_H
 #define CNI_DELEGATE_H
 
+#include <limits.h>
 #include <sys/types.h>
 
 #include "cni.h"
@@ -43,7 +44,9 @@ struct cni_delegation {
 	pid_t pid;
 	int in_fd;		/* what did not fit in the pipe at start, or -1 */
 	int out_fd;
+	int exec_fd;		/* the child's exec: closed when it took, an errno if not */
 	size_t fed;
+	char exe[PATH_MAX];
 };
 
 int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,

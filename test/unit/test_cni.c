@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -830,6 +831,40 @@ static void test_delegate_missing_and_bad_type(void)
 	CHECK_INT(cni_delegate(&req, "deaf", CNI_CMD_DEL, NULL, &err), 0);
 }
 
+/*
+ * Executable, but the kernel will not run it (no #! line, no ELF): the
+ * exec fails in the child, after start returned, and finish says so.
+ */
+static void test_delegate_exec_refused(void)
+{
+	struct cni_request req;
+	struct cni_error err = { 0 };
+	struct cni_delegation d;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/notelf", tmpdir);
+	f = fopen(path, "w");
+	fputs("just text\n", f);
+	fclose(f);
+	chmod(path, 0755);
+	make_request(&req, "{}");
+	CHECK(cni_delegate(&req, "notelf", CNI_CMD_ADD, NULL, &err) != 0);
+	CHECK_INT(err.code, CNI_ERR_PLUGIN);
+	CHECK_HAS(err.msg, "notelf: cannot run ");
+	CHECK_HAS(err.msg, path);
+	CHECK_HAS(err.msg, strerror(ENOEXEC));
+
+	memset(&err, 0, sizeof(err));
+	CHECK_INT(cni_delegate_start(&req, "notelf", CNI_CMD_DEL, &d, &err), 0);
+	CHECK(d.pid > 0);
+	CHECK(cni_delegate_finish(&d, NULL, &err) != 0);
+	CHECK_HAS(err.msg, strerror(ENOEXEC));
+	CHECK_INT(d.pid, 0);
+	/* Reaped: no child of ours is left. */
+	CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);
+}
+
 /* The peer every runtime ships: its results and errors are what ours must read. */
 static void test_delegate_host_local(void)
 {
@@ -914,6 +949,7 @@ int main(void)
 	RUN(test_delegate_not_json);
 	RUN(test_delegate_ignores_unread_stdin);
 	RUN(test_delegate_missing_and_bad_type);
+	RUN(test_delegate_exec_refused);
 	RUN(test_delegate_host_local);
 	ret = check_summary();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
