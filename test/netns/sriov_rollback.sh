@@ -164,6 +164,17 @@ t_eq "$(t_jq .code)" 11 "the IPAM's code is passed on"
 t_contains "$(t_jq .msg)" "pool unavailable" "the IPAM's message"
 assert_untouched "$orig"
 
+t_begin "an IPAM started beside the moves that the kernel cannot run: the error says so, the moves are undone"
+# Known to run beside the moves, so its exec is judged after them.
+printf 'not a program\n' > "$(t_cni_path)/nv-ipam"
+chmod +x "$(t_cni_path)/nv-ipam"
+setup
+add "$(conf ok "{ipam: {type: \"nv-ipam\"}}")"
+t_eq "$(t_jq .code)" 100 "error code"
+t_contains "$(t_jq .msg)" "nv-ipam: cannot run $(t_cni_path)/nv-ipam: Exec format error" "message"
+assert_untouched "$orig"
+rm "$(t_cni_path)/nv-ipam"
+
 t_begin "a route cannot be installed: address released, netdev back"
 setup
 add "$(conf badroute)"
