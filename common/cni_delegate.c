@@ -289,7 +289,7 @@ static int delegate_result(const char *type, const char *out, struct cni_result 
 static int delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,
 			  char *const env_set[], struct cni_delegation *d, struct cni_error *err)
 {
-	char exe[PATH_MAX], *owned = NULL, **envp = NULL;
+	char *owned = NULL, **envp = NULL;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, r, ret = -1;
 	char *argv[2];
 	const char *data;
@@ -301,7 +301,7 @@ static int delegate_start(const struct cni_request *req, const char *type, enum 
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "plugin type \"%s\" is invalid: it must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
 				  type ? type : "");
-	if (find_plugin(type, req->env.path, exe, sizeof(exe)))
+	if (find_plugin(type, req->env.path, d->exe, sizeof(d->exe)))
 		return cni_errorf(err, CNI_ERR_INVALID_CONFIG,
 				  "plugin type \"%s\": no executable of that name in CNI_PATH \"%s\"",
 				  type, req->env.path ? req->env.path : "");
@@ -320,12 +320,11 @@ static int delegate_start(const struct cni_request *req, const char *type, enum 
 	}
 	argv[0] = (char *)type;
 	argv[1] = NULL;
-	r = spawn(&pid, &d->exec_fd, exe, argv, envp, in[0], outp[1]);
+	r = spawn(&pid, &d->exec_fd, d->exe, argv, envp, in[0], outp[1]);
 	if (r) {
-		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, exe, strerror(-r));
+		cni_errorf(err, CNI_ERR_PLUGIN, "%s: cannot run %s: %s", type, d->exe, strerror(-r));
 		goto out;
 	}
-	snprintf(d->exe, sizeof(d->exe), "%s", exe);
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
 	d->req = req;

@@ -46,7 +46,7 @@ struct cni_delegation {
 	int out_fd;
 	int exec_fd;		/* the child's exec: closed when it took, an errno if not */
 	size_t fed;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX];	/* the plugin found in CNI_PATH */
 };
 
 int cni_delegate_start(const struct cni_request *req, const char *type, enum cni_cmd cmd,

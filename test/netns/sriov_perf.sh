@@ -137,13 +137,10 @@ t_eq "$(sed -n 1p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 spoofchk=off" "spoof 
 t_eq "$(sed -n 2p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00" "then the MAC cleared"
 
 t_begin "ADD on such a PF that refuses a setting: the error names it, the VF's MAC comes back"
-igb_refusing_vlan() {
-	like_igb
-	echo "fail vlan EPERM" > "$SR_FAKE/$SR_PFNET.fail"
-}
 sr_setup 1
 pod=$(t_netns)
-igb_refusing_vlan
+like_igb
+echo "fail vlan EPERM" > "$SR_FAKE/$SR_PFNET.fail"
 sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100, \"mac\": \"02:11:22:33:44:59\""
 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=g3
 t_eq "$T_RC" 1 "ADD fails while the PF refuses the VLAN"
