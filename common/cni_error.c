@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
 
 #include "cni_error.h"
 #include "cni_version.h"
@@ -54,6 +56,38 @@ static cJSON *error_json(const struct cni_error *err, const char *version)
 	return o;
 }
 
+/* s and a newline, in one write unless the pipe takes less. */
+static int write_line(int fd, const char *s)
+{
+	struct iovec v[2] = {
+		{ .iov_base = (void *)s, .iov_len = strlen(s) },
+		{ .iov_base = (void *)"\n", .iov_len = 1 },
+	};
+	struct iovec *p = v;
+	int n = 2;
+	ssize_t w;
+
+	while (n > 0) {
+		w = writev(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		while (n > 0 && (size_t)w >= p->iov_len) {
+			w -= (ssize_t)p->iov_len;
+			p++;
+			n--;
+		}
+		if (n > 0) {
+			p->iov_base = (char *)p->iov_base + w;
+			p->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
 int cni_json_print(const cJSON *o)
 {
 	char *s;
@@ -64,7 +98,12 @@ int cni_json_print(const cJSON *o)
 	s = cJSON_Print(o);
 	if (!s)
 		return -ENOMEM;
-	if (printf("%s\n", s) < 0 || fflush(stdout) != 0)
+	/*
+	 * Straight to the descriptor, not through stdio: stdout's first use
+	 * costs an fstat, a buffer and the pages of stdio's code, in every
+	 * exec, for one write.
+	 */
+	if (fflush(stdout) != 0 || write_line(STDOUT_FILENO, s) < 0)
 		r = -EIO;
 	cJSON_free(s);
 	return r;

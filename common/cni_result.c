@@ -50,7 +50,9 @@ void cni_result_init(struct cni_result *r)
 	 * virtual machine).
 	 */
 	r->n_ifaces = 0;
-	memset(&r->n_ips, 0, offsetof(struct cni_result, routes) - offsetof(struct cni_result, n_ips));
+	r->n_ips = 0;
+	r->n_routes = 0;
+	memset(r->ips, 0, sizeof(r->ips));
 	memset(&r->dns, 0, sizeof(r->dns));
 	for (int i = 0; i < CNI_MAX_IPS; i++)
 		r->ips[i].iface = CNI_UNSET;

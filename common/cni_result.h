@@ -47,14 +47,19 @@ struct cni_dns {
 	char options[CNI_MAX_DNS][64];
 };
 
+/*
+ * The counts, the addresses and DNS first: what every result sets up lies
+ * in its first two pages, and the interfaces (4 KiB each) and routes are
+ * touched only as they are filled. Each page's first touch is a page fault.
+ */
 struct cni_result {
 	int n_ifaces;
-	struct cni_iface ifaces[CNI_MAX_IFACES];
 	int n_ips;
-	struct cni_ip ips[CNI_MAX_IPS];
 	int n_routes;
-	struct cni_route routes[CNI_MAX_ROUTES];
+	struct cni_ip ips[CNI_MAX_IPS];
 	struct cni_dns dns;
+	struct cni_iface ifaces[CNI_MAX_IFACES];
+	struct cni_route routes[CNI_MAX_ROUTES];
 };
 
 /* Empty: no interface, address, route or DNS; ifaces[] and routes[] entries are set up as they are filled. */

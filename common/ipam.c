@@ -171,20 +171,19 @@ static int span_cmp(const void *a, const void *b)
 static void add_point(struct span *sp, int *n, const struct ipam_range *r, ipam_u128 v)
 {
 	if (v >= r->start.v && v <= r->end.v) {
-		sp[*n].lo = sp[*n].hi = v;
+		if (sp)
+			sp[*n].lo = sp[*n].hi = v;
 		(*n)++;
 	}
 }
 
-/* Usable addresses of one range: its size minus the union of what is skipped. */
-static ipam_u128 range_capacity(const struct ipam_conf *c, const struct ipam_range *r)
+/* What r skips, clipped to it, into sp (only counted when sp is NULL). */
+static int skipped_spans(const struct ipam_conf *c, const struct ipam_range *r, struct span *sp)
 {
-	struct span sp[IPAM_MAX_EXCLUDE + 2 * IPAM_MAX_SETS * IPAM_MAX_RANGES + 2];
-	ipam_u128 size = r->end.v - r->start.v, lo, hi, cover = 0, cur_lo, cur_hi;
 	const struct ipam_addr *gw;
+	ipam_u128 lo, hi;
 	int n = 0, s, i;
 
-	size = size + 1 ? size + 1 : size;
 	for (i = 0; i < c->n_exclude; i++) {
 		if (c->exclude[i].start.family != r->start.family)
 			continue;
@@ -192,8 +191,10 @@ static ipam_u128 range_capacity(const struct ipam_conf *c, const struct ipam_ran
 		hi = c->exclude[i].end.v;
 		if (hi < r->start.v || lo > r->end.v)
 			continue;
-		sp[n].lo = lo < r->start.v ? r->start.v : lo;
-		sp[n].hi = hi > r->end.v ? r->end.v : hi;
+		if (sp) {
+			sp[n].lo = lo < r->start.v ? r->start.v : lo;
+			sp[n].hi = hi > r->end.v ? r->end.v : hi;
+		}
 		n++;
 	}
 	FOR_EACH_GW(c, s, i, gw, if (gw->family == r->start.family) add_point(sp, &n, r, gw->v));
@@ -201,8 +202,27 @@ static ipam_u128 range_capacity(const struct ipam_conf *c, const struct ipam_ran
 		add_point(sp, &n, r, r->subnet.addr.v);
 		add_point(sp, &n, r, ipam_prefix_last(&r->subnet).v);
 	}
+	return n;
+}
+
+/*
+ * Usable addresses of one range: its size minus the union of what is
+ * skipped. The spans are counted first and held in an array of that size:
+ * one sized for the worst config (16 KiB) put its first entry, and what
+ * it calls, on stack pages of their own, a page fault each at every exec.
+ */
+static ipam_u128 range_capacity(const struct ipam_conf *c, const struct ipam_range *r)
+{
+	int n = skipped_spans(c, r, NULL), i;
+	ipam_u128 size = r->end.v - r->start.v, cover = 0, cur_lo, cur_hi;
+
+	size = size + 1 ? size + 1 : size;
 	if (n == 0)
 		return size;
+
+	struct span sp[n];
+
+	skipped_spans(c, r, sp);
 	qsort(sp, (size_t)n, sizeof(sp[0]), span_cmp);
 	cur_lo = sp[0].lo;
 	cur_hi = sp[0].hi;

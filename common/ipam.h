@@ -59,8 +59,12 @@ struct ipam_conf {
 	 */
 	char node_name[IPAM_NODE_NAME_MAX + 1];
 	char data_dir[PATH_MAX];
-	char resolv_conf[PATH_MAX];	/* "" when unset; read by the caller */
-	char log_file[PATH_MAX];
+	/*
+	 * NULL when unset; else into the config's JSON, valid while it is:
+	 * as arrays of PATH_MAX, their clearing alone touched two pages.
+	 */
+	const char *resolv_conf;	/* read by the caller */
+	const char *log_file;
 	struct cni_dns dns;
 	struct ipam_set sets[IPAM_MAX_SETS];
 	struct cni_route routes[CNI_MAX_ROUTES];

@@ -162,19 +162,31 @@ static int parse_dns(const cJSON *ipam, struct cni_dns *dns, struct cni_error *e
 	return 0;
 }
 
-static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_error *err)
+/* ipam.<key> into *out (NULL when absent): an absolute path, or code 7. */
+static int parse_path_ref(const cJSON *ipam, const char *key, const char **out,
+			  struct cni_error *err)
 {
 	const char *s = NULL;
 
+	*out = NULL;
 	if (conf_string(ipam, "ipam", key, &s, false, err) < 0)
 		return -EINVAL;
-	if (!s)
-		return 0;
-	if (!valid_abs_path(s))
+	if (s && !valid_abs_path(s))
 		return conf_invalid(err,
 			       "ipam.%s: want an absolute path without \".\" or \"..\" components (got \"%s\")",
 			       key, s);
-	snprintf(out, PATH_MAX, "%s", s);
+	*out = s;
+	return 0;
+}
+
+static int parse_path(const cJSON *ipam, const char *key, char *out, struct cni_error *err)
+{
+	const char *s;
+
+	if (parse_path_ref(ipam, key, &s, err) < 0)
+		return -EINVAL;
+	if (s)
+		snprintf(out, PATH_MAX, "%s", s);
 	return 0;
 }
 
@@ -196,11 +208,11 @@ static void conf_clear(struct ipam_conf *c)
 	c->n_exclude = 0;
 	c->n_routes = 0;
 	memset(&c->dns, 0, sizeof(c->dns));
-	c->resolv_conf[0] = '\0';
+	c->resolv_conf = NULL;
 	c->data_dir[0] = '\0';
 	c->cooldown = 0;
 	c->log_level[0] = '\0';
-	c->log_file[0] = '\0';
+	c->log_file = NULL;
 	c->cluster = false;
 	c->node_name[0] = '\0';
 	c->node_name_from = NULL;
@@ -217,7 +229,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 	long long cooldown = 0;
 
 	conf_clear(c);
-	memset(&x, 0, sizeof(x));
+	ipam_ranges_ctx_init(&x);
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", IPAM_DEFAULT_DATA_DIR);
 	if (!cJSON_IsObject(ipam))
 		return conf_invalid(err,
@@ -230,7 +242,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 	    parse_routes(ipam, c, err) < 0 ||
 	    parse_dns(ipam, &c->dns, err) < 0 ||
 	    parse_path(ipam, "dataDir", c->data_dir, err) < 0 ||
-	    parse_path(ipam, "resolvConf", c->resolv_conf, err) < 0 ||
+	    parse_path_ref(ipam, "resolvConf", &c->resolv_conf, err) < 0 ||
 	    conf_int(ipam, "ipam", "releaseCooldown", 0, 1LL << 31, &cooldown, NULL, err) < 0 ||
 	    conf_string(ipam, "ipam", "logLevel", &s, false, err) < 0)
 		return -EINVAL;
@@ -240,7 +252,7 @@ int ipam_conf_parse(const cJSON *ipam, struct ipam_conf *c, struct cni_error *er
 			       "ipam.logLevel: want panic, error, warning, info or debug");
 	if (s)
 		snprintf(c->log_level, sizeof(c->log_level), "%s", s);
-	if (parse_path(ipam, "logFile", c->log_file, err) < 0)
+	if (parse_path_ref(ipam, "logFile", &c->log_file, err) < 0)
 		return -EINVAL;
 	if (c->cluster)
 		return ipam_ranges_need_node(c, &x, "ipam.ippool", err) < 0 ? -ENOENT : 0;

@@ -43,6 +43,27 @@ bool ipam_valid_node_name(const char *s)
 	return true;
 }
 
+void ipam_ranges_ctx_init(struct ipam_ranges_ctx *x)
+{
+	memset(x->has_nodes, 0, sizeof(x->has_nodes));
+	x->bad_node[0] = '\0';
+	memset(x->mine, 0, sizeof(x->mine));
+}
+
+/* A "nodes" member anywhere under o: a config with per-node blocks. */
+static bool mentions_nodes(const cJSON *o)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, o) {
+		if (e->string && !strcmp(e->string, "nodes"))
+			return true;
+		if ((cJSON_IsObject(e) || cJSON_IsArray(e)) && mentions_nodes(e))
+			return true;
+	}
+	return false;
+}
+
 /*
  * ipam.nodeName, else $NODE_NAME (a DaemonSet sets it from spec.nodeName),
  * else $MULTUS_NODE_NAME (Multus's thick daemon sets it from spec.nodeName,
@@ -77,6 +98,12 @@ int ipam_ranges_node_name(const cJSON *ipam, struct ipam_conf *c, struct ipam_ra
 		s = env;
 	} else {
 		c->node_name_from = "the host name";
+		/*
+		 * Only a config with per-node blocks reads it (ippool, "nodes"):
+		 * the others skip a syscall and the part of libc it is in.
+		 */
+		if (!conf_member(ipam, "ippool") && !mentions_nodes(ipam))
+			return 0;
 		if (uname(&u) < 0)
 			u.nodename[0] = '\0';
 		for (i = 0; u.nodename[i] && i < sizeof(host) - 1; i++)

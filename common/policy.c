@@ -129,17 +129,21 @@ out:
 /*
  * dir through the system's symlinks: the longest prefix that exists,
  * resolved, then the rest as written (it is created later, as real
- * directories).
+ * directories). out (PATH_MAX at least) takes realpath's answer itself:
+ * every buffer of PATH_MAX on this path is a stack page, a page fault at
+ * every exec.
  */
 static int resolve_dir(const char *dir, char *out, size_t outlen)
 {
-	char head[PATH_MAX], real[PATH_MAX];
+	char head[PATH_MAX];
 	const char *tail = "";
 	char *slash;
 
+	if (outlen < PATH_MAX)
+		return -EINVAL;
 	snprintf(head, sizeof(head), "%s", dir);
 	for (;;) {
-		if (realpath(head[0] ? head : "/", real))
+		if (realpath(head[0] ? head : "/", out))
 			break;
 		if (errno != ENOENT && errno != ENOTDIR)
 			return -errno;
@@ -149,8 +153,11 @@ static int resolve_dir(const char *dir, char *out, size_t outlen)
 		*slash = '\0';
 		tail = dir + (slash - head);
 	}
-	if ((size_t)snprintf(out, outlen, "%s%s", strcmp(real, "/") ? real : "", tail) >= outlen)
+	if (!strcmp(out, "/"))
+		out[0] = '\0';
+	if (strlen(out) + strlen(tail) >= outlen)
 		return -ENAMETOOLONG;
+	strcat(out, tail);
 	return 0;
 }
 
@@ -169,9 +176,11 @@ static size_t under(const char *path, const char *dir)
  * other names (/var/run/x for /run/x), leads to: the shortest leading part
  * of path whose existing components resolve to it. The rest stays as
  * written, for the caller to walk without following symlinks. *len is the
- * length of that leading part; -ENOENT when none does.
+ * length of that leading part; -ENOENT when none does. Not inlined: its
+ * 8 KiB of buffers would lie under every attach's resolve, not only these.
  */
-static int resolve_leading(enum policy_dir k, const char *path, char *real, size_t *len)
+static int __attribute__((noinline)) resolve_leading(enum policy_dir k, const char *path,
+						     char *real, size_t *len)
 {
 	char head[PATH_MAX], rp[PATH_MAX];
 	bool ok[POLICY_MAX_DIRS];

@@ -445,29 +445,26 @@ static bool dns_set(const struct cni_dns *d)
 	return d->n_nameservers || d->domain[0] || d->n_search || d->n_options;
 }
 
-static int do_add(struct cni_request *req, struct run *run, struct cni_result *res,
-		  struct cni_error *err)
+/*
+ * The store's part of ADD, in a frame of its own: the pool and its
+ * diagnostics (8 KiB) would otherwise sit under the config's parse too,
+ * pushing it onto stack pages that each cost a page fault.
+ */
+static int __attribute__((noinline)) add_reserve(const struct cni_request *req, struct run *run,
+						 const struct pool_owner *o,
+						 const struct ipam_addr *want, int n_want,
+						 struct cni_result *res, struct cni_error *err)
 {
-	struct ipam_addr want[IPAM_MAX_SETS], got[IPAM_MAX_SETS];
-	struct ipam_conf *c = &run->conf;
-	struct pool_owner o;
+	const struct ipam_conf *c = &run->conf;
+	struct ipam_addr got[IPAM_MAX_SETS];
 	struct pool_diag d;
 	struct pool p;
 	char a[IPAM_ADDR_STRLEN];
-	int n_want, s, ret, missing;
+	int s, ret;
 
-	if (load(req, run, false, err) < 0 || owner_of(req, &o, err) < 0 ||
-	    requests(req, want, &n_want, err) < 0)
-		return -1;
-	if (c->cluster && cluster_blocks(req, run, true, &missing, err) < 0)
-		return -1;
-	if (dns_set(&c->dns))
-		res->dns = c->dns;
-	else if (c->resolv_conf[0] && read_resolv_conf(c->resolv_conf, &res->dns, err) < 0)
-		return -1;
 	if (open_pool(req, c, &p, &d, err) < 0)
 		return -1;
-	ret = pool_add(&p, &o, want, n_want, got, &d);
+	ret = pool_add(&p, o, want, n_want, got, &d);
 	if (ret < 0) {
 		pool_error(ret, c, &p, &d, err);
 		pool_close(&p);
@@ -480,6 +477,28 @@ static int do_add(struct cni_request *req, struct run *run, struct cni_result *r
 		log_info("reserved %s in range set %d; lock waits pool=%.2fms", a, s,
 			 p.lock_waited_ms);
 	}
+	return 0;
+}
+
+static int do_add(struct cni_request *req, struct run *run, struct cni_result *res,
+		  struct cni_error *err)
+{
+	struct ipam_addr want[IPAM_MAX_SETS];
+	struct ipam_conf *c = &run->conf;
+	struct pool_owner o;
+	int n_want, missing;
+
+	if (load(req, run, false, err) < 0 || owner_of(req, &o, err) < 0 ||
+	    requests(req, want, &n_want, err) < 0)
+		return -1;
+	if (c->cluster && cluster_blocks(req, run, true, &missing, err) < 0)
+		return -1;
+	if (dns_set(&c->dns))
+		res->dns = c->dns;
+	else if (c->resolv_conf && read_resolv_conf(c->resolv_conf, &res->dns, err) < 0)
+		return -1;
+	if (add_reserve(req, run, &o, want, n_want, res, err) < 0)
+		return -1;
 	memcpy(res->routes, c->routes, sizeof(c->routes[0]) * (size_t)c->n_routes);
 	res->n_routes = c->n_routes;
 	return 0;

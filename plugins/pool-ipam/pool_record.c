@@ -113,25 +113,20 @@ out:
  * record is read through. Records never change once linked: st_size is
  * the whole of one.
  */
-int pool_record_load(int dirfd, const char *name, struct pool_record *r, struct stat *st)
+/*
+ * The whole of a record of size bytes (at most POOL_RECORD_MAX) from fd,
+ * parsed. Its buffer is as large as the record (hundreds of bytes), not
+ * as the largest: under a frame of 8 KiB the lookup's openat and fstat
+ * ran on stack pages of their own, a page fault each at every exec.
+ */
+static int read_record(int fd, size_t size, struct pool_record *r)
 {
-	char buf[POOL_RECORD_MAX];
+	char buf[size ? size : 1];
 	size_t len = 0;
 	ssize_t n = 0;
-	int fd, ret;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EBADMSG : -errno;
-	if (fstat(fd, st) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = -EBADMSG;
-	if (!S_ISREG(st->st_mode) || st->st_size > POOL_RECORD_MAX)
-		goto out;
-	while (len < (size_t)st->st_size) {
-		n = read(fd, buf + len, (size_t)st->st_size - len);
+	while (len < size) {
+		n = read(fd, buf + len, size - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -139,10 +134,25 @@ int pool_record_load(int dirfd, const char *name, struct pool_record *r, struct 
 		len += (size_t)n;
 	}
 	if (n < 0)
+		return -errno;
+	if (len != size)
+		return -EBADMSG;
+	return pool_record_parse(buf, len, r);
+}
+
+int pool_record_load(int dirfd, const char *name, struct pool_record *r, struct stat *st)
+{
+	int fd, ret;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EBADMSG : -errno;
+	if (fstat(fd, st) < 0)
 		ret = -errno;
-	else if (len == (size_t)st->st_size)
-		ret = pool_record_parse(buf, len, r);
-out:
+	else if (!S_ISREG(st->st_mode) || st->st_size > POOL_RECORD_MAX)
+		ret = -EBADMSG;
+	else
+		ret = read_record(fd, (size_t)st->st_size, r);
 	close(fd);
 	return ret;
 }
@@ -152,21 +162,28 @@ int pool_record_write_tmp(int tmpfd, const struct pool_owner *o, int set,
 			  const struct ipam_addr *a, const char *boot_id, char *tmpname,
 			  size_t tmplen)
 {
-	char s[IPAM_ADDR_STRLEN], *buf = NULL;
+	char s[IPAM_ADDR_STRLEN], n_set[16], n_created[24], *buf = NULL;
 	size_t len;
 	cJSON *j;
 	int ret = -ENOMEM;
 
+	/*
+	 * The numbers go in as text: cJSON prints a number with sprintf and
+	 * reads it back with sscanf to check it, two more parts of libc to
+	 * page in at every ADD, for two integers.
+	 */
 	ipam_addr_format(a, s, sizeof(s));
+	snprintf(n_set, sizeof(n_set), "%d", set);
+	snprintf(n_created, sizeof(n_created), "%lld", (long long)time(NULL));
 	j = cJSON_CreateObject();
 	if (!j ||
 	    !cJSON_AddStringToObject(j, "address", s) ||
-	    !cJSON_AddNumberToObject(j, "set", set) ||
+	    !cJSON_AddRawToObject(j, "set", n_set) ||
 	    !cJSON_AddStringToObject(j, "containerID", o->container_id) ||
 	    !cJSON_AddStringToObject(j, "ifname", o->ifname) ||
 	    !cJSON_AddStringToObject(j, "netns", o->netns ? o->netns : "") ||
 	    !cJSON_AddStringToObject(j, "bootID", boot_id) ||
-	    !cJSON_AddNumberToObject(j, "created", (double)time(NULL)))
+	    !cJSON_AddRawToObject(j, "created", n_created))
 		goto out;
 	buf = cJSON_PrintUnformatted(j);
 	if (!buf)

@@ -349,12 +349,21 @@ static void test_node_name_sources(void)
 	CHECK_STR(parse("{\"subnet\":\"10.1.0.0/24\"}"), "");
 	CHECK_STR(conf.node_name_from, "the host name");
 	unsetenv("NODE_NAME");
+	/* A config without per-node blocks never needs the host name: not looked up. */
 	CHECK_STR(parse("{\"subnet\":\"10.1.0.0/24\"}"), "");
 	CHECK_STR(conf.node_name_from, "the host name");
+	CHECK_STR(conf.node_name, "");
 	CHECK_INT(uname(&u), 0);
 	for (i = 0; u.nodename[i]; i++)
 		host[i] = (char)tolower((unsigned char)u.nodename[i]);
 	host[i] = '\0';
+	/* One with them does (whether this node has a block or not), lowercased as the kubelet does. */
+	parseq("{'subnet':'10.1.0.0/24','nodes':{'node-a':'10.1.0.64/26'}}");
+	CHECK_STR(conf.node_name_from, "the host name");
+	CHECK_STR(conf.node_name, ipam_valid_node_name(host) ? host : "");
+	parseq("{'ranges':[[{'subnet':'10.2.0.0/24'}],[{'subnet':'10.3.0.0/24','nodes':{'node-a':'10.3.0.0/26'}}]]}");
+	CHECK_STR(conf.node_name, ipam_valid_node_name(host) ? host : "");
+	parseq("{'ippool':{'name':'pool1'}}");
 	CHECK_STR(conf.node_name, ipam_valid_node_name(host) ? host : "");
 
 	/* a bad ipam.nodeName fails; a bad NODE_NAME only where a node name is needed */
