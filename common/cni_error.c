@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/uio.h>
 
 #include "cni_error.h"
 #include "cni_version.h"
+#include "file.h"
 
 int cni_errorf(struct cni_error *err, int code, const char *fmt, ...)
 {
@@ -56,38 +56,6 @@ static cJSON *error_json(const struct cni_error *err, const char *version)
 	return o;
 }
 
-/* s and a newline, in one write unless the pipe takes less. */
-static int write_line(int fd, const char *s)
-{
-	struct iovec v[2] = {
-		{ .iov_base = (void *)s, .iov_len = strlen(s) },
-		{ .iov_base = (void *)"\n", .iov_len = 1 },
-	};
-	struct iovec *p = v;
-	int n = 2;
-	ssize_t w;
-
-	while (n > 0) {
-		w = writev(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		while (n > 0 && (size_t)w >= p->iov_len) {
-			w -= (ssize_t)p->iov_len;
-			p++;
-			n--;
-		}
-		if (n > 0) {
-			p->iov_base = (char *)p->iov_base + w;
-			p->iov_len -= (size_t)w;
-		}
-	}
-	return 0;
-}
-
 int cni_json_print(const cJSON *o)
 {
 	char *s;
@@ -101,9 +69,10 @@ int cni_json_print(const cJSON *o)
 	/*
 	 * Straight to the descriptor, not through stdio: stdout's first use
 	 * costs an fstat, a buffer and the pages of stdio's code, in every
-	 * exec, for one write.
+	 * exec, to print one answer.
 	 */
-	if (fflush(stdout) != 0 || write_line(STDOUT_FILENO, s) < 0)
+	if (fflush(stdout) != 0 || file_write_all(STDOUT_FILENO, s, strlen(s)) < 0 ||
+	    file_write_all(STDOUT_FILENO, "\n", 1) < 0)
 		r = -EIO;
 	cJSON_free(s);
 	return r;

@@ -29,6 +29,23 @@ ssize_t file_read_fd(int fd, char *buf, size_t size)
 	return (ssize_t)n;
 }
 
+int file_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 ssize_t file_read(int dirfd, const char *name, int flags, char *buf, size_t size)
 {
 	ssize_t n;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file: read a whole small file, once, for everyone (sysfs and procfs
- * attributes, config files, records).
+ * attributes, config files, records), and write all of a buffer.
  *
  * dirfd and name are as for openat(2): AT_FDCWD or an absolute name for a
  * plain path. flags are added to O_RDONLY | O_CLOEXEC: O_NOFOLLOW where a
@@ -20,6 +20,8 @@
  * is left unread), and NUL-terminate: the number of bytes read.
  */
 ssize_t file_read_fd(int fd, char *buf, size_t size);
+/* All len bytes of data to fd, through short writes and EINTR. */
+int file_write_all(int fd, const void *data, size_t len);
 /* file_read_fd() on name, opened and closed here. */
 ssize_t file_read(int dirfd, const char *name, int flags, char *buf, size_t size);
 /*

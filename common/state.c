@@ -186,23 +186,6 @@ int state_subdir_open(int dirfd, const char *name, int *subfd)
 	return ret;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 static int write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname,
 		     size_t tmpname_len, bool sync)
 {
@@ -221,7 +204,7 @@ static int write_tmp(int tmpdirfd, const void *data, size_t len, char *tmpname,
 	}
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, data, len);
+	r = file_write_all(fd, data, len);
 	if (!r && sync && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)

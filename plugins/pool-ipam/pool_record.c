@@ -106,14 +106,6 @@ out:
 }
 
 /*
- * Read record `name`: 0, -ENOENT, or another -errno when the entry exists
- * but says nothing usable (-EBADMSG: not a regular file, too large, or not
- * a record). An entry that cannot be read still holds its address: only
- * what the store can read may free one. *st comes from the descriptor the
- * record is read through. Records never change once linked: st_size is
- * the whole of one.
- */
-/*
  * The whole of a record of size bytes (at most POOL_RECORD_MAX) from fd,
  * parsed. Its buffer is as large as the record (hundreds of bytes), not
  * as the largest: under a frame of 8 KiB the lookup's openat and fstat
@@ -140,6 +132,14 @@ static int read_record(int fd, size_t size, struct pool_record *r)
 	return pool_record_parse(buf, len, r);
 }
 
+/*
+ * Read record `name`: 0, -ENOENT, or another -errno when the entry exists
+ * but says nothing usable (-EBADMSG: not a regular file, too large, or not
+ * a record). An entry that cannot be read still holds its address: only
+ * what the store can read may free one. *st comes from the descriptor the
+ * record is read through. Records never change once linked: st_size is
+ * the whole of one.
+ */
 int pool_record_load(int dirfd, const char *name, struct pool_record *r, struct stat *st)
 {
 	int fd, ret;
