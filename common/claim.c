@@ -50,7 +50,7 @@ static bool json_int(const cJSON *o, const char *key, double min, double max, do
 static int owner_from_json(const cJSON *o, struct claim_owner *w)
 {
 	const cJSON *mac = cJSON_GetObjectItemCaseSensitive(o, "hostMac");
-	double mtu, idx;
+	double mtu, idx, ns_dev, ns_ino;
 
 	memset(w, 0, sizeof(*w));
 	if (!cJSON_IsObject(o) ||
@@ -59,12 +59,16 @@ static int owner_from_json(const cJSON *o, struct claim_owner *w)
 	    !json_str(o, "netns", w->netns, sizeof(w->netns), true) ||
 	    !json_str(o, "hostIfname", w->host_ifname, sizeof(w->host_ifname), false) ||
 	    !json_str(o, "rdmaDevice", w->rdma_dev, sizeof(w->rdma_dev), false) ||
-	    !json_int(o, "hostMtu", 0, 65535, &mtu) || !json_int(o, "rdmaIndex", 0, UINT32_MAX, &idx))
+	    !json_int(o, "hostMtu", 0, 65535, &mtu) || !json_int(o, "rdmaIndex", 0, UINT32_MAX, &idx) ||
+	    !json_int(o, "netnsDev", 0, NETNS_ID_MAX, &ns_dev) ||
+	    !json_int(o, "netnsIno", 0, NETNS_ID_MAX, &ns_ino))
 		return -EBADMSG;
 	if (mac && (!cJSON_IsString(mac) || valid_mac_parse(mac->valuestring, w->host_mac) < 0))
 		return -EBADMSG;
 	w->host_mtu = (int)mtu;
 	w->rdma_index = (uint32_t)idx;
+	w->netns_id.dev = (uint64_t)ns_dev;
+	w->netns_id.ino = (uint64_t)ns_ino;
 	/* What DEL may act on: names the kernel and the CNI spec accept. */
 	if (!valid_container_id(w->container_id) || !valid_ifname(w->ifname) ||
 	    !valid_netns_path(w->netns) ||
@@ -86,7 +90,10 @@ static cJSON *owner_to_json(const struct claim_owner *w)
 	    !cJSON_AddStringToObject(o, "hostMac", mac) ||
 	    !cJSON_AddNumberToObject(o, "hostMtu", w->host_mtu) ||
 	    !cJSON_AddStringToObject(o, "rdmaDevice", w->rdma_dev) ||
-	    !cJSON_AddNumberToObject(o, "rdmaIndex", w->rdma_index)) {
+	    !cJSON_AddNumberToObject(o, "rdmaIndex", w->rdma_index) ||
+	    (netns_id_known(&w->netns_id) &&
+	     (!cJSON_AddNumberToObject(o, "netnsDev", (double)w->netns_id.dev) ||
+	      !cJSON_AddNumberToObject(o, "netnsIno", (double)w->netns_id.ino)))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -170,7 +177,7 @@ bool claim_busy(const struct claim *claim, const struct claim_owner *me)
 	 * missed DEL leaves: taken over.
 	 */
 	return claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, me) &&
-	       netns_alive(claim->owner.netns);
+	       netns_alive(claim->owner.netns, &claim->owner.netns_id);
 }
 
 int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <net/if.h>
+#include "netns.h"
 #include "vf.h"
 
 /*
@@ -22,6 +23,7 @@ struct claim_owner {
 	char container_id[256];		/* "": a marker of an older version (a netns path alone) */
 	char ifname[IFNAMSIZ];
 	char netns[4096];
+	struct netns_id netns_id;	/* the namespace netns named at ADD; unknown in older markers */
 	char host_ifname[IFNAMSIZ];	/* "": unknown (or a DPDK VF) */
 	uint8_t host_mac[6];
 	int host_mtu;			/* 0: unknown */
@@ -50,8 +52,9 @@ int claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct claim *cl
  * claim_lock, then -EBUSY (the lock dropped, claim->owner set) when the
  * marker names another attachment, or a namespace alone (an older
  * marker), whose namespace is still alive: also another attachment of the
- * same pod. A marker whose namespace is gone, or that cannot be read, is
- * stale and may be taken over.
+ * same pod. A marker whose namespace is gone (its path names no namespace,
+ * or another one than at ADD), or that cannot be read, is stale and may be
+ * taken over.
  */
 int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,
 		  struct claim *claim);

@@ -27,6 +27,13 @@
 #include "nlio.h"
 #include "valid.h"
 
+/*
+ * Linux 5.15's parent attributes (uapi values, fixed): the headers of the
+ * oldest release we build on (Debian 11, Linux 5.10) do not have them.
+ */
+#define LINK_IFLA_PARENT_DEV_NAME	56
+#define LINK_IFLA_PARENT_DEV_BUS_NAME	57
+
 struct link_sock {
 	struct nlio *io;
 	bool pod;			/* opened in another namespace: its requests count as the pod's */
@@ -150,6 +157,16 @@ int link_info_parse(const struct nlmsghdr *nlh, struct link_info *info)
 				snprintf(info->alias, sizeof(info->alias), "%s",
 					 mnl_attr_get_str(attr));
 			break;
+		case LINK_IFLA_PARENT_DEV_NAME:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+				snprintf(info->parent_dev, sizeof(info->parent_dev), "%s",
+					 mnl_attr_get_str(attr));
+			break;
+		case LINK_IFLA_PARENT_DEV_BUS_NAME:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+				snprintf(info->parent_bus, sizeof(info->parent_bus), "%s",
+					 mnl_attr_get_str(attr));
+			break;
 		}
 	}
 	return 0;
@@ -259,6 +276,59 @@ int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info)
 	return get_link(ls, ifindex, NULL, info, NULL, 0, &n);
 }
 
+struct list_ctx {
+	struct link_info *links;
+	int n, cap;
+	int ret;
+};
+
+static int list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct list_ctx *ctx = data;
+	struct link_info *grown;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK || ctx->ret)
+		return MNL_CB_OK;
+	if (ctx->n == ctx->cap) {
+		grown = realloc(ctx->links, (size_t)(ctx->cap ? ctx->cap * 2 : 8) * sizeof(*grown));
+		if (!grown) {
+			ctx->ret = -ENOMEM;
+			return MNL_CB_OK;
+		}
+		ctx->links = grown;
+		ctx->cap = ctx->cap ? ctx->cap * 2 : 8;
+	}
+	if (link_info_parse(nlh, &ctx->links[ctx->n]) == 0)
+		ctx->n++;
+	return MNL_CB_OK;
+}
+
+int link_list(struct link_sock *ls, struct link_info **links, int *n)
+{
+	struct list_ctx ctx = { 0 };
+	struct nlmsghdr *nlh;
+	char buf[64];
+	int ret, tries = 0;
+
+	do {
+		ctx.n = 0;
+		ctx.ret = 0;
+		nlh = link_msg_hdr(buf, sizeof(buf), RTM_GETLINK, 0);
+		nlh->nlmsg_flags |= NLM_F_DUMP;
+		ret = link_xfer(ls, nlh, list_cb, &ctx);
+	/* A dump interrupted by a change to the list (NLM_F_DUMP_INTR) starts over. */
+	} while (ret == -EINTR && ++tries < 10);
+	if (ret == 0)
+		ret = ctx.ret;
+	if (ret < 0) {
+		free(ctx.links);
+		return ret;
+	}
+	*links = ctx.links;
+	*n = ctx.n;
+	return 0;
+}
+
 int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max, int *n)
 {
 	char buf[256];
@@ -275,7 +345,15 @@ int link_altnames(struct link_sock *ls, int ifindex, char names[][128], int max,
 	return ctx.ret;
 }
 
-int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len)
+static const struct link_parent_backend *parent_backend;
+
+void link_set_parent_backend(const struct link_parent_backend *b)
+{
+	parent_backend = b;
+}
+
+/* The bus-info the driver of link `name` reports to ethtool, "" for none. */
+static int ethtool_bus_info(struct link_sock *ls, const char *name, char *out, size_t len)
 {
 	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr;
@@ -291,6 +369,33 @@ int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len)
 		return errno == EOPNOTSUPP ? 0 : -errno;
 	snprintf(out, len, "%.*s", (int)sizeof(di.bus_info), di.bus_info);
 	return 0;
+}
+
+int link_parent(struct link_sock *ls, const struct link_info *li, char bus[32], char dev[64])
+{
+	struct link_info again;
+	int ret;
+
+	snprintf(bus, 32, "%s", li->parent_bus);
+	snprintf(dev, 64, "%s", li->parent_dev);
+	if (dev[0])
+		return 0;
+	/*
+	 * Before 5.15 the kernel names no parent: ethtool asks by name, and a
+	 * name can pass to another link between two requests.
+	 */
+	ret = ethtool_bus_info(ls, li->name, dev, 64);
+	if (ret < 0)
+		return ret;
+	if (dev[0]) {
+		ret = link_get_by_name(ls, li->name, &again);
+		if (ret < 0 || again.ifindex != li->ifindex) {
+			dev[0] = '\0';
+			return ret < 0 && ret != -ENODEV ? ret : -EAGAIN;
+		}
+		return 0;
+	}
+	return parent_backend ? parent_backend->parent(li, bus, dev) : 0;
 }
 
 /* ---- changing links ---- */

@@ -30,6 +30,13 @@ struct link_info {
 	bool carrier;			/* IFF_LOWER_UP */
 	bool loopback;			/* IFF_LOOPBACK */
 	char alias[256];		/* IFLA_IFALIAS, "" when unset */
+	/*
+	 * The device under the link, as the kernel names it (5.15 and later:
+	 * IFLA_PARENT_DEV_BUS_NAME, IFLA_PARENT_DEV_NAME): "pci" and
+	 * "0000:3b:00.2" for a VF; "" for a virtual link, or an older kernel.
+	 */
+	char parent_bus[32];
+	char parent_dev[64];
 };
 
 int link_sock_open(struct link_sock **ls);			/* current namespace */
@@ -45,6 +52,8 @@ void link_requests(unsigned *host, unsigned *pod);
 /* One RTM_GETLINK each; -ENODEV when absent. */
 int link_get_by_name(struct link_sock *ls, const char *name, struct link_info *info);
 int link_get_by_index(struct link_sock *ls, int ifindex, struct link_info *info);
+/* Every link of the socket's namespace, one dump: *links (malloc'd, the caller frees) of *n. */
+int link_list(struct link_sock *ls, struct link_info **links, int *n);
 /*
  * link_get_by_name and link_altnames in one RTM_GETLINK: the link and its
  * first `max` alternative names (*n of them). -ENODEV when absent.
@@ -59,10 +68,25 @@ int link_get_by_name_alt(struct link_sock *ls, const char *name, struct link_inf
 int link_info_parse(const struct nlmsghdr *nlh, struct link_info *info);
 
 /*
- * The bus address the driver of link `name` reports (ethtool's bus-info: a
- * PCI address for a VF), "" for a link without one (virtual links, lo).
+ * The device under link li, read in the namespace of ls: its bus and
+ * address. From li's parent attributes where the kernel gives them, else
+ * from the bus-info its driver reports to ethtool (an address alone, bus
+ * ""), asked by name and taken only if the name still names li's index
+ * after the answer: a link renamed in between is not answered for
+ * (-EAGAIN). Both "" for a link without a device (virtual links, lo).
  */
-int link_bus_info(struct link_sock *ls, const char *name, char *out, size_t len);
+int link_parent(struct link_sock *ls, const struct link_info *li, char bus[32], char dev[64]);
+
+/*
+ * Where a link has no device, a test build's stand-in may name one
+ * (test/fakes/standin_fake.c: a veth playing a VF); the default build has
+ * none, and such a link has no device.
+ */
+struct link_parent_backend {
+	int (*parent)(const struct link_info *li, char bus[32], char dev[64]);
+};
+/* NULL: none. */
+void link_set_parent_backend(const struct link_parent_backend *b);
 
 /* One RTM_NEWLINK each, nothing read first: -ENODEV when ifindex is gone. */
 int link_set_name(struct link_sock *ls, int ifindex, const char *name);

@@ -61,6 +61,41 @@ not_netns:
 	return -EINVAL;
 }
 
+int netns_id_of(int fd, struct netns_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return 0;
+}
+
+bool netns_id_known(const struct netns_id *id)
+{
+	return id && (id->dev || id->ino);
+}
+
+int netns_open_id(const char *path, const struct netns_id *id, int *fd)
+{
+	struct netns_id now;
+	int nfd = -1, ret;
+
+	ret = netns_open(path, &nfd);
+	if (ret < 0 || !netns_id_known(id))
+		goto out;
+	ret = netns_id_of(nfd, &now);
+	if (ret == 0 && (now.dev != id->dev || now.ino != id->ino))
+		ret = -ESTALE;
+	if (ret < 0)
+		close(nfd);
+out:
+	if (ret == 0)
+		*fd = nfd;
+	return ret;
+}
+
 int netns_open_current(int *fd)
 {
 	int nfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -105,11 +140,11 @@ bool netns_same(int fd_a, int fd_b)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-bool netns_alive(const char *path)
+bool netns_alive(const char *path, const struct netns_id *id)
 {
 	int fd;
 
-	if (netns_open(path, &fd))
+	if (netns_open_id(path, id, &fd))
 		return false;
 	close(fd);
 	return true;
@@ -160,7 +195,8 @@ static int process_in(int proc_fd, const char *pid, const struct stat *ns)
 	return found;
 }
 
-int netns_find_process(const char *proc_root, const char *path, pid_t *pid)
+int netns_find_process(const char *proc_root, const char *path, const struct netns_id *id,
+		       pid_t *pid)
 {
 	int fd, proc_fd, seen = 0, found = 0;
 	struct dirent *de;
@@ -169,7 +205,7 @@ int netns_find_process(const char *proc_root, const char *path, pid_t *pid)
 	DIR *d;
 
 	*pid = 0;
-	if (netns_open(path, &fd) < 0)
+	if (netns_open_id(path, id, &fd) < 0)
 		return -ENOENT;
 	if (fstat(fd, &ns) < 0) {
 		close(fd);

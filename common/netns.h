@@ -11,10 +11,31 @@
 #define NETNS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/*
+ * A namespace's identity: the device and inode of its nsfs file, which no
+ * other namespace has while it lives. Kept beside a path, which a runtime
+ * may bind to another namespace once the first is gone. {0, 0}: not known
+ * (what an older version recorded).
+ */
+struct netns_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+/* The largest dev or ino a state file keeps: its numbers are JSON's, doubles. */
+#define NETNS_ID_MAX	9007199254740992.0
 
 /* Open a netns path O_RDONLY|O_CLOEXEC: -ENOENT missing, -EINVAL not a netns file. */
 int netns_open(const char *path, int *fd);
+/*
+ * netns_open, then -ESTALE (nothing opened) when id is known (may be NULL)
+ * and path names another namespace than the one id was taken from.
+ */
+int netns_open_id(const char *path, const struct netns_id *id, int *fd);
+int netns_id_of(int fd, struct netns_id *id);
+bool netns_id_known(const struct netns_id *id);
 /* The current namespace (/proc/self/ns/net). */
 int netns_open_current(int *fd);
 /*
@@ -29,15 +50,17 @@ int netns_do(int fd, int (*fn)(void *arg), void *arg);
 int netns_stranded(void);
 /* Same namespace? (device + inode of the nsfs files) */
 bool netns_same(int fd_a, int fd_b);
-/* Does the path still name a live namespace? */
-bool netns_alive(const char *path);
+/* Does the path still name a live namespace (the one of id, when known)? */
+bool netns_alive(const char *path, const struct netns_id *id);
 /*
  * Does any process (any of its threads) of proc_root (a procfs, "/proc" or
- * a test's model of one) live in the namespace at path? 1 with *pid one of
- * them, 0 none, -ENOENT when path is not a namespace or proc_root lists no
- * process at all, -errno when proc_root cannot be read.
+ * a test's model of one) live in the namespace at path (the one of id,
+ * when known)? 1 with *pid one of them, 0 none, -ENOENT when path is not
+ * that namespace or proc_root lists no process at all, -errno when
+ * proc_root cannot be read.
  */
-int netns_find_process(const char *proc_root, const char *path, pid_t *pid);
+int netns_find_process(const char *proc_root, const char *path, const struct netns_id *id,
+		       pid_t *pid);
 
 /*
  * How a switch reaches the kernel: setns(2), unless a test build registers

@@ -236,24 +236,3 @@ int vf_netdev_name(const char *sysfs_root, const char *bdf, char name[IFNAMSIZ])
 		return errno == ENOENT ? -ENODEV : -errno;
 	return first_entry(path, name, IFNAMSIZ);
 }
-
-int vf_netdev_pci(const char *sysfs_root, const char *ifname, char bdf[VF_BDF_LEN])
-{
-	char path[PATH_MAX], target[VF_BDF_LEN + 1];
-	int ret;
-
-	bdf[0] = '\0';
-	if (!ifname[0] || strchr(ifname, '/') || !strcmp(ifname, ".") || !strcmp(ifname, ".."))
-		return -EINVAL;
-	if ((ret = pathf(path, sizeof(path), "%s/class/net/%s/device", sysfs_root, ifname)) < 0)
-		return ret;
-	ret = link_basename(path, target, sizeof(target));
-	if (ret == -ENOENT || ret == -ENOTDIR || ret == -EINVAL || ret == -ENAMETOOLONG)
-		return -ENODEV;	/* no device link, or one to something that is no PCI address */
-	if (ret < 0)
-		return ret;
-	if (!bdf_canonical(target))
-		return -ENODEV;
-	strcpy(bdf, target);
-	return 0;
-}

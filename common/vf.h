@@ -41,7 +41,5 @@ int vf_lookup(const char *sysfs_root, const char *bdf, struct vf_dev *vf);
  * after renames and moves, a PF's after a rename. -ENODEV: no such device.
  */
 int vf_netdev_name(const char *sysfs_root, const char *bdf, char name[IFNAMSIZ]);
-/* The PCI address <sysfs>/class/net/<ifname>/device leads to: -ENODEV when none does. */
-int vf_netdev_pci(const char *sysfs_root, const char *ifname, char bdf[VF_BDF_LEN]);
 
 #endif

@@ -247,6 +247,9 @@ int sriov_cmd_add(struct cni_request *req, struct cni_result *res, struct cni_er
 	snprintf(c->me.container_id, sizeof(c->me.container_id), "%s", req->env.container_id);
 	snprintf(c->me.ifname, sizeof(c->me.ifname), "%s", req->env.ifname);
 	snprintf(c->me.netns, sizeof(c->me.netns), "%s", req->env.netns);
+	/* What CNI_NETNS names now: by the time of DEL, the path may name another namespace. */
+	if (netns_id_of(c->pod_fd, &c->me.netns_id) < 0)
+		memset(&c->me.netns_id, 0, sizeof(c->me.netns_id));
 	if (run_steps(c, err))
 		goto out;
 	add_result_fill(c, res);

@@ -73,6 +73,9 @@ static int take_over(struct add_ctx *c, struct cni_error *err)
 			 ret == -ENOENT ? "which left no record" : "whose record is unreadable",
 			 old->dpdk ? "(dpdk)" : old->host_ifname);
 	}
+	/* Its address, as its DEL would release it: the pod is gone, its DEL never comes. */
+	if (sriov_release_ipam(c->req, c->state_fd, old, c->conf.ipam_type, who, err))
+		return -EIO;
 	if (sriov_release_locked(old, NULL, c->state_fd, &c->claim, &c->conf.paths, NULL,
 				 &why) == 0)
 		return 0;

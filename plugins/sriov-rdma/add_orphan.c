@@ -42,7 +42,7 @@ static const char *not_forgotten(struct add_ctx *c, const char *uid, char *why, 
 		return "its record names no pod";
 	if (strcmp(old->pod_uid, uid))
 		return "it is another pod's";
-	ret = netns_find_process(c->conf.paths.proc_root, o->netns, &pid);
+	ret = netns_find_process(c->conf.paths.proc_root, o->netns, &o->netns_id, &pid);
 	if (ret == 1)
 		snprintf(why, len, "process %d lives in its namespace", (int)pid);
 	else if (ret < 0)
@@ -67,53 +67,6 @@ bool add_orphan_found(struct add_ctx *c)
 	return false;
 }
 
-/*
- * The old attachment's address, as its DEL would release it: its recorded
- * IPAM config, its container, interface, namespace and pod as CNI_ARGS.
- */
-static int release_ipam(struct add_ctx *c, const char *who, struct cni_error *err)
-{
-	const struct sriov_record *old = &c->old;
-	char cid[300], ifname[32], netns[4200], args[1200];
-	char *env[] = { cid, ifname, netns, args, NULL };
-	struct cni_request req = *c->req;
-	struct cni_error why = { 0 };
-	const cJSON *type;
-	cJSON *conf;
-	int ret = -1;
-
-	if (!old->ipam_conf[0]) {
-		if (c->conf.ipam_type)
-			log_warn("VF %s: %s recorded no IPAM config: its address is not released; "
-				 "release it by hand as docs/how-it-works.md \"Releasing an address by "
-				 "hand\" says", c->vf.bdf, who);
-		return 0;
-	}
-	conf = cJSON_Parse(old->ipam_conf);
-	type = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(conf, "ipam"),
-						"type");
-	req.stdin_buf = (char *)old->ipam_conf;
-	req.stdin_len = strlen(old->ipam_conf);
-	snprintf(cid, sizeof(cid), "CNI_CONTAINERID=%s", old->container_id);
-	snprintf(ifname, sizeof(ifname), "CNI_IFNAME=%s", old->ifname);
-	snprintf(netns, sizeof(netns), "CNI_NETNS=%s", old->netns);
-	snprintf(args, sizeof(args), "CNI_ARGS=IgnoreUnknown=true;K8S_POD_NAMESPACE=%s;"
-		 "K8S_POD_NAME=%s;K8S_POD_INFRA_CONTAINER_ID=%s;K8S_POD_UID=%s", old->pod_namespace,
-		 old->pod_name, old->container_id, old->pod_uid);
-	if (cJSON_IsString(type))
-		ret = cni_delegate_env(&req, type->valuestring, CNI_CMD_DEL, env, NULL, &why);
-	else
-		cni_errorf(&why, CNI_ERR_STORE_CORRUPT, "its recorded IPAM config names no type");
-	cJSON_Delete(conf);
-	if (ret == 0)
-		return 0;
-	cni_errorf(err, why.code, "deviceID %s: cannot release the address of %s, which holds the "
-		   "VF: %s", c->vf.bdf, who, why.msg);
-	cni_error_details(err, "the VF stays with it and the runtime's retry tries again; or free "
-			  "it with the command scripts/rdma-doctor prints");
-	return -EIO;
-}
-
 int add_orphan_take(struct add_ctx *c, struct cni_error *err)
 {
 	const struct sriov_record *old = &c->old;
@@ -124,7 +77,7 @@ int add_orphan_take(struct add_ctx *c, struct cni_error *err)
 	log_warn("VF %s: taking over from %s, an earlier sandbox of pod %s/%s (uid %s) whose "
 		 "namespace holds no process: its runtime forgot it without a DEL; releasing it as "
 		 "its DEL would", c->vf.bdf, who, old->pod_namespace, old->pod_name, old->pod_uid);
-	if (release_ipam(c, who, err))
+	if (sriov_release_ipam(c->req, c->state_fd, old, c->conf.ipam_type, who, err))
 		return -EIO;
 	if (sriov_release_locked(old, old->netns, c->state_fd, &c->claim, &c->conf.paths, NULL,
 				 &why) == 0)

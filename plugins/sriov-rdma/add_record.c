@@ -162,6 +162,7 @@ int add_record_fill(struct add_ctx *c, struct cni_error *err)
 	snprintf(r->container_id, sizeof(r->container_id), "%s", c->req->env.container_id);
 	snprintf(r->ifname, sizeof(r->ifname), "%s", c->req->env.ifname);
 	snprintf(r->netns, sizeof(r->netns), "%s", c->req->env.netns);
+	r->netns_id = me->netns_id;
 	memcpy(r->bdf, c->vf.bdf, sizeof(r->bdf));
 	memcpy(r->pf_bdf, c->vf.pf_bdf, sizeof(r->pf_bdf));
 	memcpy(r->pf_netdev, c->vf.pf_netdev, sizeof(r->pf_netdev));

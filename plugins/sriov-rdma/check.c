@@ -67,11 +67,14 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 {
 	struct link_sock *ls = NULL;
 	struct link_info li;
-	char want[18], got[18];
+	char want[18], got[18], what[96];
 	bool has, mac_prev, mtu_prev;
 	int pod_fd, i, ret, mtu;
 
-	ret = netns_open(req->env.netns, &pod_fd);
+	ret = netns_open_id(req->env.netns, &rec->netns_id, &pod_fd);
+	if (ret == -ESTALE)
+		return cni_errorf(err, CNI_ERR_DRIFT, "CNI_NETNS %s names another namespace than "
+				  "the one ADD moved %s into", req->env.netns, rec->ifname);
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_INVALID_NETNS, "CNI_NETNS %s: %s", req->env.netns,
 				  strerror(-ret));
@@ -85,6 +88,18 @@ static int check_netdev(const struct cni_request *req, const struct sriov_conf *
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_DRIFT, "%s: not in %s (%s)", rec->ifname, req->env.netns,
 			   strerror(-ret));
+		goto out;
+	}
+	/* By its device: a pod may have renamed the VF and given its name to a link of its own. */
+	ret = sriov_link_is_vf(ls, &li, rec->bdf, what);
+	if (ret != 1) {
+		if (ret == -EXDEV)
+			cni_errorf(err, CNI_ERR_DRIFT, "%s in %s is %s, not VF %s", rec->ifname,
+				   req->env.netns, what, rec->bdf);
+		else
+			cni_errorf(err, CNI_ERR_PLUGIN, "%s in %s: cannot read its device: %s",
+				   rec->ifname, req->env.netns, strerror(-ret));
+		ret = -1;
 		goto out;
 	}
 	expected(conf, rec, prev, from_prev, want, &mtu, &mac_prev, &mtu_prev);

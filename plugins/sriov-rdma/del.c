@@ -107,25 +107,25 @@ static int lock_vf(struct del_ctx *c)
 }
 
 /*
- * Does the pod hold VF vf under CNI_IFNAME, by its PCI device? what: what
- * the link is instead, "" when there is none or nothing names its device.
+ * Does the namespace at netns (the one of id, when known) hold VF vf, by
+ * its PCI device, under CNI_IFNAME or any other name?
  */
-static bool pod_holds_vf(struct del_ctx *c, const struct vf_dev *vf, char what[96])
+static bool pod_holds_vf(struct del_ctx *c, const char *netns, const struct netns_id *id,
+			 const struct vf_dev *vf)
 {
-	const char *netns = c->req->env.netns;
+	const char *const names[] = { c->req->env.ifname };
 	struct link_sock *ls = NULL;
 	struct link_info li;
 	int pod_fd, ret;
 
-	what[0] = '\0';
-	if (!netns || !netns[0] || netns_open(netns, &pod_fd) < 0)
+	if (!netns || !netns[0] || netns_open_id(netns, id, &pod_fd) < 0)
 		return false;
 	ret = link_sock_open_in(pod_fd, &ls);
 	close(pod_fd);
-	if (ret == 0 && (ret = link_get_by_name(ls, c->req->env.ifname, &li)) == 0)
-		ret = sriov_link_is_vf(ls, &li, c->paths.sysfs_root, vf->bdf, what);
+	if (ret == 0)
+		ret = sriov_pod_find_vf(ls, vf->bdf, names, 1, &li);
 	link_sock_close(ls);
-	return ret == 1;
+	return ret == 0;
 }
 
 /*
@@ -135,10 +135,11 @@ static bool pod_holds_vf(struct del_ctx *c, const struct vf_dev *vf, char what[9
 static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 {
 	const char *netns = c->req->env.netns;
+	const struct netns_id *id = NULL;
 	const struct claim_owner *owner = NULL;
 	bool locked = c->claim.lock_fd >= 0, proven;
 	struct sriov_record *rec = &c->rec;
-	char who[4400], what[96];
+	char who[4400];
 	struct vf_dev vf;
 	int ret;
 
@@ -172,19 +173,25 @@ static int fallback(struct del_ctx *c, const char *why, struct cni_error *err)
 		owner = &c->claim.owner;
 	}
 	/*
+	 * Without CNI_NETNS (containerd's later DELs), the namespace the
+	 * marker names, when it names this attachment: the VF is there while
+	 * the pod lives.
+	 */
+	if ((!netns || !netns[0]) && owner) {
+		netns = owner->netns;
+		id = &owner->netns_id;
+	}
+	/*
 	 * deviceID and CNI_IFNAME are the NAD's and the runtime's word, not
 	 * proof: the link in the pod moves only when its PCI device is the VF.
 	 */
-	proven = !vf.dpdk && pod_holds_vf(c, &vf, what);
-	if (!proven && !vf.dpdk && what[0])
-		log_warn("%s; %s in %s is %s, not VF %s: leaving it alone", why,
-			 c->req->env.ifname, netns ? netns : "(no netns)", what, c->bdf);
+	proven = !vf.dpdk && pod_holds_vf(c, netns, id, &vf);
 	if (!owner && !proven) {
 		/* Nothing else tells whose the VF is: not even its PF settings are touched. */
 		log_error("%s, and without an in-use marker naming this attachment VF %s is "
-			  "restored only from the pod that holds it, which has no %s proven to be "
-			  "the VF: not restored; %s", why, c->bdf, c->req->env.ifname,
-			  SRIOV_RELEASE_BY_HAND);
+			  "restored only from the pod that holds it, %s, which holds no link whose "
+			  "PCI device is the VF: not restored; %s", why, c->bdf,
+			  netns && netns[0] ? netns : "(no CNI_NETNS)", SRIOV_RELEASE_BY_HAND);
 		return 0;
 	}
 	sriov_release_fallback(&vf, owner, c->req->env.container_id, c->req->env.ifname, netns,
@@ -336,6 +343,8 @@ out:
 	/* With the VF home and the record gone, a retry only repeats the IPAM's DEL. */
 	if (!err->code && c->ipam_err.code)
 		*err = c->ipam_err;
+	else if (c->ipam && !c->ipam_err.code)
+		sriov_release_leftover_forget(c->dirfd, req->env.container_id, req->env.ifname);
 	claim_release(&c->claim);
 	if (c->pci_fd >= 0)
 		close(c->pci_fd);

@@ -375,6 +375,9 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	     cJSON_AddStringToObject(o, "containerID", r->container_id) &&
 	     cJSON_AddStringToObject(o, "ifname", r->ifname) &&
 	     cJSON_AddStringToObject(o, "netns", r->netns) &&
+	     (!netns_id_known(&r->netns_id) ||
+	      (cJSON_AddNumberToObject(o, "netnsDev", (double)r->netns_id.dev) &&
+	       cJSON_AddNumberToObject(o, "netnsIno", (double)r->netns_id.ino))) &&
 	     cJSON_AddStringToObject(o, "deviceID", r->bdf) &&
 	     cJSON_AddStringToObject(o, "pfDeviceID", r->pf_bdf) &&
 	     cJSON_AddStringToObject(o, "pfNetdev", r->pf_netdev) &&
@@ -438,7 +441,7 @@ static bool bdf_ok(const char *bdf, bool required)
 static int record_from_json(const cJSON *o, struct sriov_record *r)
 {
 	const cJSON *addrs, *a, *flag;
-	long long v, index, host_mtu, pod_mtu, rdma_index;
+	long long v, index, host_mtu, pod_mtu, rdma_index, ns_dev, ns_ino;
 
 	memset(r, 0, sizeof(*r));
 	if (!cJSON_IsObject(o) || !int_ok(o, "version", 0, 1000, true, 0, &v) ||
@@ -467,12 +470,16 @@ static int record_from_json(const cJSON *o, struct sriov_record *r)
 	if (!int_ok(o, "vfIndex", 0, 65535, true, 0, &index) ||
 	    !int_ok(o, "hostMtu", 0, 65535, false, 0, &host_mtu) || !mtu_ok(host_mtu) ||
 	    !int_ok(o, "podMtu", 0, 65535, false, 0, &pod_mtu) || !mtu_ok(pod_mtu) ||
-	    !int_ok(o, "rdmaIndex", 0, UINT32_MAX, false, 0, &rdma_index))
+	    !int_ok(o, "rdmaIndex", 0, UINT32_MAX, false, 0, &rdma_index) ||
+	    !int_ok(o, "netnsDev", 0, NETNS_ID_MAX, false, 0, &ns_dev) ||
+	    !int_ok(o, "netnsIno", 0, NETNS_ID_MAX, false, 0, &ns_ino))
 		return -EBADMSG;
 	r->vf_index = (int)index;
 	r->host_mtu = (int)host_mtu;
 	r->pod_mtu = (int)pod_mtu;
 	r->rdma_index = (uint32_t)rdma_index;
+	r->netns_id.dev = (uint64_t)ns_dev;
+	r->netns_id.ino = (uint64_t)ns_ino;
 	r->dpdk = cJSON_IsTrue(get(o, "dpdk"));
 	r->host_up = cJSON_IsTrue(get(o, "hostUp"));
 	r->rdma_moved = cJSON_IsTrue(get(o, "rdmaMoved"));

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 #include "log.h"
 #include "netns.h"
 #include "state.h"
@@ -30,6 +31,7 @@ void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *own
 	snprintf(owner->container_id, sizeof(owner->container_id), "%s", rec->container_id);
 	snprintf(owner->ifname, sizeof(owner->ifname), "%s", rec->ifname);
 	snprintf(owner->netns, sizeof(owner->netns), "%s", rec->netns);
+	owner->netns_id = rec->netns_id;
 }
 
 /*
@@ -68,6 +70,9 @@ void sriov_release_fallback(const struct vf_dev *vf, const struct claim_owner *o
 	memcpy(rec->pf_netdev, vf->pf_netdev, sizeof(rec->pf_netdev));
 	rec->vf_index = vf->vf_index;
 	rec->dpdk = vf->dpdk;
+	/* The marker's namespace, when the caller takes it: known as the marker knew it. */
+	if (owner && netns && !strcmp(netns, owner->netns))
+		rec->netns_id = owner->netns_id;
 	if (owner && owner->host_ifname[0]) {
 		memcpy(rec->host_ifname, owner->host_ifname, IFNAMSIZ);
 		memcpy(rec->host_mac, owner->host_mac, 6);
@@ -305,7 +310,12 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	 */
 	if (!pod_netns || !pod_netns[0])
 		pod_netns = rec->netns;
-	if (pod_netns[0] && netns_open(pod_netns, &pod_fd) < 0)
+	/* A path outlives its namespace, and may be bound to another pod's since. */
+	ret = pod_netns[0] ? netns_open_id(pod_netns, &rec->netns_id, &pod_fd) : -ENOENT;
+	if (ret == -ESTALE)
+		log_warn("VF %s: %s names another namespace than the one ADD moved it into: that "
+			 "one is gone; the VF is looked for on the host", rec->bdf, pod_netns);
+	if (ret < 0)
 		pod_fd = -1;
 	ret = release_devices(rec, pod_netns, pod_fd, paths->sysfs_root, &pod_ls, timing, err);
 	if (ret < 0)
@@ -371,4 +381,117 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 out:
 	close(pci_fd);
 	return err->code ? -1 : ret;
+}
+
+/* The note's name: the attachment's record name. */
+static int leftover_open(int state_dirfd, bool create, int *fd)
+{
+	if (create)
+		return state_subdir_open(state_dirfd, SRIOV_LEFTOVER_SUBDIR, fd);
+	*fd = openat(state_dirfd, SRIOV_LEFTOVER_SUBDIR,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+/*
+ * What rdma-doctor reports, until that attachment's own DEL releases its
+ * address: who held the VF, its pod, and why the address stayed.
+ */
+static void note_leftover(int state_dirfd, const struct sriov_record *old, const char *ipam,
+			  const char *why)
+{
+	cJSON *o = cJSON_CreateObject(), *pod;
+	char name[512];
+	int fd = -1, ret = -ENOMEM;
+
+	/* A marker that could not be read names no one: the log says what it can. */
+	if (!old->container_id[0] || !old->ifname[0]) {
+		cJSON_Delete(o);
+		return;
+	}
+	sriov_record_name(old->container_id, old->ifname, name, sizeof(name));
+	pod = o ? cJSON_AddObjectToObject(o, "pod") : NULL;
+	if (pod && cJSON_AddNumberToObject(o, "version", 1) &&
+	    cJSON_AddStringToObject(o, "containerID", old->container_id) &&
+	    cJSON_AddStringToObject(o, "ifname", old->ifname) &&
+	    cJSON_AddStringToObject(o, "netns", old->netns) &&
+	    cJSON_AddStringToObject(o, "deviceID", old->bdf) &&
+	    cJSON_AddStringToObject(o, "ipam", ipam) &&
+	    cJSON_AddStringToObject(o, "why", why) &&
+	    cJSON_AddStringToObject(pod, "namespace", old->pod_namespace) &&
+	    cJSON_AddStringToObject(pod, "name", old->pod_name) &&
+	    cJSON_AddStringToObject(pod, "uid", old->pod_uid))
+		ret = state_dirfd < 0 ? -EBADF : leftover_open(state_dirfd, true, &fd);
+	if (ret == 0)
+		ret = state_write_json(fd, name, o, true);
+	if (ret < 0)
+		log_error("stateDir: cannot note %s/%s for rdma-doctor: %s", SRIOV_LEFTOVER_SUBDIR,
+			  name, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	cJSON_Delete(o);
+}
+
+void sriov_release_leftover_forget(int state_dirfd, const char *container_id, const char *ifname)
+{
+	char name[512];
+	int fd;
+
+	if (state_dirfd < 0 || leftover_open(state_dirfd, false, &fd) < 0)
+		return;
+	sriov_record_name(container_id, ifname, name, sizeof(name));
+	if (unlinkat(fd, name, 0) == 0)
+		log_info("%s:%s: its address is released; the takeover's note is gone", container_id,
+			 ifname);
+	close(fd);
+}
+
+int sriov_release_ipam(const struct cni_request *req, int state_dirfd,
+		       const struct sriov_record *old, const char *ipam_hint, const char *who,
+		       struct cni_error *err)
+{
+	char cid[300], ifname[32], netns[4200], args[1200], why[160];
+	char *env[] = { cid, ifname, netns, args, NULL };
+	const char *ipam = old->ipam_type[0] ? old->ipam_type : ipam_hint;
+	struct cni_request del = *req;
+	struct cni_error fail = { 0 };
+	const cJSON *type;
+	cJSON *conf;
+	int ret = -1;
+
+	if (!old->ipam_conf[0]) {
+		if (!ipam)
+			return 0;
+		snprintf(why, sizeof(why), "%s", old->ipam_type[0] ?
+			 "its record keeps no IPAM config (an older version's, or one too large)" :
+			 "its record is lost or unreadable");
+		log_warn("VF %s: the address %s may hold from %s is not released: %s; its DEL "
+			 "releases it, or release it by hand as docs/how-it-works.md \"Releasing an "
+			 "address by hand\" says (rdma-doctor names it)", old->bdf, who, ipam, why);
+		note_leftover(state_dirfd, old, ipam, why);
+		return 0;
+	}
+	conf = cJSON_Parse(old->ipam_conf);
+	type = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(conf, "ipam"),
+						"type");
+	del.stdin_buf = (char *)old->ipam_conf;
+	del.stdin_len = strlen(old->ipam_conf);
+	snprintf(cid, sizeof(cid), "CNI_CONTAINERID=%s", old->container_id);
+	snprintf(ifname, sizeof(ifname), "CNI_IFNAME=%s", old->ifname);
+	snprintf(netns, sizeof(netns), "CNI_NETNS=%s", old->netns);
+	snprintf(args, sizeof(args), "CNI_ARGS=IgnoreUnknown=true;K8S_POD_NAMESPACE=%s;"
+		 "K8S_POD_NAME=%s;K8S_POD_INFRA_CONTAINER_ID=%s;K8S_POD_UID=%s", old->pod_namespace,
+		 old->pod_name, old->container_id, old->pod_uid);
+	if (cJSON_IsString(type))
+		ret = cni_delegate_env(&del, type->valuestring, CNI_CMD_DEL, env, NULL, &fail);
+	else
+		cni_errorf(&fail, CNI_ERR_STORE_CORRUPT, "its recorded IPAM config names no type");
+	cJSON_Delete(conf);
+	if (ret == 0)
+		return 0;
+	cni_errorf(err, fail.code, "deviceID %s: cannot release the address of %s, which holds the "
+		   "VF: %s", old->bdf, who, fail.msg);
+	cni_error_details(err, "the VF stays with it and the runtime's retry tries again; or free "
+			  "it with the command scripts/rdma-doctor prints");
+	return -EIO;
 }

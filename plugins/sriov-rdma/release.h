@@ -42,4 +42,25 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 /* A record, or whatever stands in its place (a directory): gone, or logged. */
 void sriov_release_forget(int state_dirfd, const struct sriov_record *rec);
 
+/*
+ * Where stateDir keeps a note of each address a takeover could not
+ * release (<containerID>:<ifname>.json), for rdma-doctor, until a DEL of
+ * that attachment releases it (sriov_release_leftover_forget).
+ */
+#define SRIOV_LEFTOVER_SUBDIR	"leftover"
+/*
+ * A takeover's release of the address old's ADD reserved, as its DEL
+ * would: old's recorded IPAM config, with its container, interface,
+ * namespace and pod as CNI_ARGS (req: this ADD's, for CNI_PATH). Without
+ * a recorded config (a lost or unreadable record: old is then a fallback;
+ * an older version's; one too large) it cannot be: when old names an IPAM
+ * or ipam_hint (this ADD's) does, that is logged and noted for
+ * rdma-doctor, and 0. -EIO with err when the IPAM's DEL fails.
+ */
+int sriov_release_ipam(const struct cni_request *req, int state_dirfd,
+		       const struct sriov_record *old, const char *ipam_hint, const char *who,
+		       struct cni_error *err);
+/* A DEL released the address of container_id:ifname: its takeover note goes. */
+void sriov_release_leftover_forget(int state_dirfd, const char *container_id, const char *ifname);
+
 #endif

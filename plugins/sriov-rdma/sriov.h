@@ -180,6 +180,12 @@ struct sriov_record {
 	char container_id[256];
 	char ifname[IFNAMSIZ];
 	char netns[4096];
+	/*
+	 * The namespace netns named at ADD: a path naming another one by
+	 * then (a runtime's path reused) is not this attachment's. Unknown
+	 * in older records, which go by the path.
+	 */
+	struct netns_id netns_id;
 	char bdf[VF_BDF_LEN];
 	char pf_bdf[VF_BDF_LEN];
 	char pf_netdev[IFNAMSIZ];
@@ -370,15 +376,23 @@ int sriov_devinfo_remove(const char *path, const char *text, const char *bdf,
 
 /* vfnet.c */
 /*
- * Is link li (in the namespace of ls) the VF bdf? 1 when its PCI device
- * says so; -EXDEV when it is another device or lo (*what says which);
- * 0 when nothing names its device: a virtual link, whose driver reports no
- * bus, on a node whose sysfs cannot be asked for another namespace's
- * links. A sysfs_root other than /sys is a model of the whole node (the
- * test hook): its class/net/<name>/device then answers for such a link.
+ * Is link li (in the namespace of ls) the VF bdf? 1 when the PCI device
+ * under it is bdf; -EXDEV when it is lo, a link with no device (a veth,
+ * macvlan or ipvlan a pod made, whatever its name), a device on another
+ * bus or another PCI device (*what says which); -errno when it cannot be
+ * asked. Only the device tells: never the name.
  */
-int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *sysfs_root,
-		     const char *bdf, char what[96]);
+int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *bdf,
+		     char what[96]);
+/*
+ * The VF bdf in the pod (pod_ls, a socket there), by its PCI device: under
+ * one of names (n_names of them, "" or NULL skipped; one request each),
+ * else under any name (one dump of the pod's links: a pod with NET_ADMIN
+ * may have renamed it, and given its name to a link of its own). 0 with
+ * *li; -ENODEV when no link of the pod is the VF.
+ */
+int sriov_pod_find_vf(struct link_sock *pod_ls, const char *bdf, const char *const names[],
+		      int n_names, struct link_info *li);
 /*
  * The PF's netdev name now, found by its recorded PCI address (a PF renamed
  * since ADD, by udev after a driver reload or by an admin, is the same PF);

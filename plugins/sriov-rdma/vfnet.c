@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "link.h"
@@ -185,10 +186,10 @@ out:
 	return ret;
 }
 
-int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *sysfs_root,
-		     const char *bdf, char what[96])
+int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const char *bdf,
+		     char what[96])
 {
-	char bus[64], pci[VF_BDF_LEN];
+	char bus[32], dev[64], pci[VF_BDF_LEN];
 	int ret;
 
 	what[0] = '\0';
@@ -196,20 +197,20 @@ int sriov_link_is_vf(struct link_sock *ls, const struct link_info *li, const cha
 		snprintf(what, 96, "the loopback");
 		return -EXDEV;
 	}
-	ret = link_bus_info(ls, li->name, bus, sizeof(bus));
+	ret = link_parent(ls, li, bus, dev);
+	if (ret == -EAGAIN) {
+		snprintf(what, 96, "a link renamed while it was looked at");
+		return -EXDEV;
+	}
 	if (ret < 0)
 		return ret;
-	if (!bus[0]) {
-		/* The kernel's own sysfs shows the host's namespace only: a pod's link is not there. */
-		if (!strcmp(sysfs_root, SRIOV_DEFAULT_SYSFS))
-			return 0;
-		ret = vf_netdev_pci(sysfs_root, li->name, pci);
-		if (ret == -ENODEV)
-			return 0;
-		if (ret < 0)
-			return ret;
-	} else if (vf_bdf_parse(bus, pci) < 0) {
-		snprintf(what, 96, "a device on bus %s", bus);
+	/* A pod can make a veth, macvlan or ipvlan of any name: none has a device. */
+	if (!dev[0]) {
+		snprintf(what, 96, "a link with no PCI device");
+		return -EXDEV;
+	}
+	if ((bus[0] && strcmp(bus, "pci")) || vf_bdf_parse(dev, pci) < 0) {
+		snprintf(what, 96, "device %.40s on bus %.20s", dev, bus[0] ? bus : "(unnamed)");
 		return -EXDEV;
 	}
 	if (strcmp(pci, bdf)) {
@@ -245,11 +246,12 @@ static const uint8_t *host_mac(const struct sriov_record *rec)
 	return memcmp(rec->host_mac, zero, 6) ? rec->host_mac : NULL;
 }
 
-static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls, int pod_idx,
-		       bool pod_up, struct link_sock *host_ls)
+static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
+		       const struct link_info *pod_li, struct link_sock *host_ls)
 {
 	struct link_shape home = { .name = rec->host_ifname, .mac = host_mac(rec),
 				   .mtu = rec->host_mtu, .up = rec->host_up };
+	const char *name = pod_li->name;
 	int host_fd = -1, idx, ret;
 	bool old_free;
 
@@ -257,24 +259,24 @@ static int pod_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 	ret = name_free(host_ls, rec->host_ifname);
 	if (ret != -ENODEV)
 		goto out;
-	old_free = name_free(host_ls, rec->ifname) == -ENODEV;
+	old_free = name_free(host_ls, name) == -ENODEV;
 	ret = netns_open_current(&host_fd);
 	if (ret < 0)
 		goto out;
 	/* The move would close it anyway; closed beforehand it moves faster (see link_set_up). */
-	if (pod_up && link_set_up(pod_ls, pod_idx, false) < 0)
-		log_debug("%s: set down before the move failed; the move closes it", rec->ifname);
-	ret = link_move_shaped(pod_ls, pod_idx, host_fd, &home);
-	if (ret < 0 && find_moved(host_ls, rec->host_ifname, rec->ifname, old_free, &idx) == 0) {
+	if (pod_li->up && link_set_up(pod_ls, pod_li->ifindex, false) < 0)
+		log_debug("%s: set down before the move failed; the move closes it", name);
+	ret = link_move_shaped(pod_ls, pod_li->ifindex, host_fd, &home);
+	if (ret < 0 && find_moved(host_ls, rec->host_ifname, name, old_free, &idx) == 0) {
 		/* On the host but not as recorded: shape it where it is. */
-		log_warn("%s reached the host but not as recorded: %s", rec->ifname, strerror(-ret));
+		log_warn("%s reached the host but not as recorded: %s", name, strerror(-ret));
 		ret = shape_link(host_ls, idx, rec->host_ifname, host_mac(rec), rec->host_mtu);
 		if (ret == 0 && rec->host_up)
 			ret = link_set_up(host_ls, idx, true);
 	}
 out:
 	if (ret < 0)
-		log_error("cannot return %s to the host as %s: %s", rec->ifname, rec->host_ifname,
+		log_error("cannot return %s to the host as %s: %s", name, rec->host_ifname,
 			  strerror(-ret));
 	if (host_fd >= 0)
 		close(host_fd);
@@ -309,52 +311,74 @@ static int host_restore(const struct sriov_record *rec, struct link_sock *host_l
 	return ret;
 }
 
-/*
- * The VF in the pod under `name`: -ENODEV when there is no such link, or
- * when it is lo or another device (which stays where it is).
- */
-static int pod_index_of(struct link_sock *pod_ls, const struct sriov_record *rec,
-			const char *name, const char *sysfs_root, int *ifindex, bool *up)
+/* Is the pod's link `name` the VF? 1 with *li, 0 when it is not there or is another link. */
+static int named_vf(struct link_sock *pod_ls, const char *bdf, const char *name,
+		    struct link_info *li)
 {
-	struct link_info li;
 	char what[96];
 	int ret;
 
-	ret = link_get_by_name(pod_ls, name, &li);
+	ret = link_get_by_name(pod_ls, name, li);
+	if (ret == -ENODEV)
+		return 0;
 	if (ret < 0)
 		return ret;
-	ret = sriov_link_is_vf(pod_ls, &li, sysfs_root, rec->bdf, what);
+	ret = sriov_link_is_vf(pod_ls, li, bdf, what);
 	if (ret == -EXDEV) {
-		log_warn("VF %s: %s in the pod is %s, not the VF: leaving it alone", rec->bdf, name,
-			 what);
-		return -ENODEV;
+		log_warn("VF %s: %s in the pod is %s, not the VF: leaving it alone", bdf, name, what);
+		return 0;
 	}
+	return ret;
+}
+
+int sriov_pod_find_vf(struct link_sock *pod_ls, const char *bdf, const char *const names[],
+		      int n_names, struct link_info *li)
+{
+	struct link_info *links = NULL;
+	char what[96];
+	int i, n = 0, ret;
+
+	for (i = 0; i < n_names; i++) {
+		if (!names[i] || !names[i][0])
+			continue;
+		ret = named_vf(pod_ls, bdf, names[i], li);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	/* A pod with NET_ADMIN may have renamed it: its device still says which it is. */
+	ret = link_list(pod_ls, &links, &n);
 	if (ret < 0)
 		return ret;
-	*ifindex = li.ifindex;
-	*up = li.up;
-	return 0;
+	ret = -ENODEV;
+	for (i = 0; i < n && ret == -ENODEV; i++) {
+		if (sriov_link_is_vf(pod_ls, &links[i], bdf, what) != 1)
+			continue;
+		*li = links[i];
+		log_info("VF %s is %s in the pod, a name ADD did not give it", bdf, li->name);
+		ret = 0;
+	}
+	free(links);
+	return ret;
 }
 
 int sriov_netdev_to_host(const struct sriov_record *rec, struct link_sock *pod_ls,
 			 const char *sysfs_root, bool *found)
 {
+	/* A move that failed half way (or an ADD killed in its undo) leaves the host name. */
+	const char *const names[] = { rec->ifname, rec->host_ifname };
 	struct link_sock *host_ls = NULL;
-	int idx, ret;
-	bool up = false;
+	struct link_info li;
+	int ret;
 
 	*found = false;
 	ret = link_sock_open(&host_ls);
 	if (ret < 0)
 		return ret;
 	if (pod_ls) {
-		ret = pod_index_of(pod_ls, rec, rec->ifname, sysfs_root, &idx, &up);
-		/* A move that failed half way (or an ADD killed in its undo) leaves the old name. */
-		if (ret == -ENODEV && rec->host_ifname[0] && strcmp(rec->host_ifname, rec->ifname))
-			ret = pod_index_of(pod_ls, rec, rec->host_ifname, sysfs_root, &idx, &up);
+		ret = sriov_pod_find_vf(pod_ls, rec->bdf, names, 2, &li);
 		if (ret == 0) {
 			*found = true;
-			ret = pod_to_host(rec, pod_ls, idx, up, host_ls);
+			ret = pod_to_host(rec, pod_ls, &li, host_ls);
 			goto out;
 		}
 		if (ret != -ENODEV)

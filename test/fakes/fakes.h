@@ -9,7 +9,9 @@
  * properties, see pf_fake.c), SRIOV_RDMA_RDMA_FAKE_DIR for RDMA netlink
  * (see rdma_fake.c), SRIOV_RDMA_NETNS_FAKE_DIR for the namespace switch
  * (a fault point on the way back, see netns_fake.c). Unset, the plugin
- * talks to the kernel as the default build does.
+ * talks to the kernel as the default build does; but for one stand-in,
+ * always there: the PCI device under a veth playing a VF, which the
+ * kernel names for a real VF (see standin_fake.c).
  *
  * Several processes may use one fake directory at once, and be killed at
  * any instant: each fake changes its state under a flock of a lock file of
@@ -18,6 +20,8 @@
  */
 #ifndef FAKES_H
 #define FAKES_H
+
+#include <stdbool.h>
 
 #define PF_FAKE_ENV	"SRIOV_RDMA_PF_FAKE_DIR"
 #define RDMA_FAKE_ENV	"SRIOV_RDMA_RDMA_FAKE_DIR"
@@ -29,5 +33,7 @@ void pf_fake_use(const char *dir);
 void rdma_fake_use(const char *dir);
 /* Make the returns of netns_do follow the fault point in dir (NULL: setns(2) alone). */
 void netns_fake_use(const char *dir);
+/* Take "standin-pci:<address>" in the ifalias of a link with no device as its PCI device. */
+void standin_fake_use(bool on);
 
 #endif

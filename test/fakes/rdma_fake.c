@@ -304,10 +304,14 @@ static int ipoib_sysfs_rename(const char *old, const char *new)
 	return symlink(target, cls) < 0 ? -errno : 0;
 }
 
-/* Delete link old, make a veth pair new <-> peer in its place (peer up). */
+/*
+ * Delete link old, make a veth pair new <-> peer in its place (peer up),
+ * new with old's ifalias: the stand-in's PCI device (standin_fake.c),
+ * which the kernel's new netdev has as the old one had.
+ */
 static int ipoib_relink(const char *old, const char *new, const char *peer)
 {
-	struct rtnl_link *l = NULL, *p = NULL, *up = NULL;
+	struct rtnl_link *l = NULL, *p = NULL, *n = NULL, *up = NULL, *alias = NULL;
 	struct nl_sock *sk = nl_socket_alloc();
 	int ret = -ENOMEM;
 
@@ -316,13 +320,16 @@ static int ipoib_relink(const char *old, const char *new, const char *peer)
 	ret = nl_connect(sk, NETLINK_ROUTE);
 	if (ret < 0)
 		goto out;
-	l = rtnl_link_alloc();
 	up = rtnl_link_alloc();
+	alias = rtnl_link_alloc();
 	ret = -ENOMEM;
-	if (!l || !up)
+	if (!up || !alias)
 		goto out;
-	rtnl_link_set_name(l, old);
-	ret = rtnl_link_delete(sk, l);
+	ret = rtnl_link_get_kernel(sk, 0, old, &l);
+	if (ret == 0 && rtnl_link_get_ifalias(l))
+		rtnl_link_set_ifalias(alias, rtnl_link_get_ifalias(l));
+	if (ret == 0)
+		ret = rtnl_link_delete(sk, l);
 	if (ret == 0)
 		ret = rtnl_link_veth_add(sk, new, peer, getpid());
 	if (ret == 0)
@@ -331,10 +338,16 @@ static int ipoib_relink(const char *old, const char *new, const char *peer)
 		rtnl_link_set_flags(up, IFF_UP);
 		ret = rtnl_link_change(sk, p, up, 0);
 	}
+	if (ret == 0 && rtnl_link_get_ifalias(alias))
+		ret = rtnl_link_get_kernel(sk, 0, new, &n);
+	if (ret == 0 && n)
+		ret = rtnl_link_change(sk, n, alias, 0);
 	ret = ret < 0 ? -EIO : 0;
 out:
+	rtnl_link_put(n);
 	rtnl_link_put(p);
 	rtnl_link_put(up);
+	rtnl_link_put(alias);
 	rtnl_link_put(l);
 	nl_socket_free(sk);
 	return ret;

@@ -51,41 +51,45 @@ hostile_del() { # IFNAME
 
 t_begin "no usable stateDir and another pod's deviceID: DEL leaves that VF and its own interface alone"
 two_pods
-# What pod A's sysfs shows: its net1 is VF 1.
-sr_pod_sysfs net1 1
+# Pod A's net1 is VF 1 by its device.
 hostile_del net1
 untouched "pod A's net1 is VF 1"
-t_contains "$T_ERR" "net1 in $podA is PCI device $(sr_vf 1), not VF $(sr_vf 0)" "the log says why"
+t_contains "$T_ERR" "VF $(sr_vf 0): net1 in the pod is PCI device $(sr_vf 1), not the VF" "the log says why"
 t_contains "$T_ERR" "not restored" "the log says the VF is not restored"
 
-t_begin "... and when nothing names the device of pod A's net1, the same"
-rm -rf "$SR_SYS/class/net/net1"
+t_begin "... and when pod A's net1 is a veth of its own (the VF renamed away), the same"
+ip -n "$(basename "$podA")" link set net1 name vfa
+ip -n "$(basename "$podA")" link add net1 type veth peer name tenant1
 hostile_del net1
-untouched "net1 of unknown device"
-t_contains "$T_ERR" "which has no net1 proven to be the VF" "the log says what is missing"
+untouched "a tenant's net1"
+t_contains "$T_ERR" "net1 in the pod is a link with no PCI device, not the VF" "the log says what net1 is"
+t_contains "$T_ERR" "which holds no link whose PCI device is the VF" "the log says what is missing"
+ip -n "$(basename "$podA")" link del net1
+ip -n "$(basename "$podA")" link set vfa name net1
 
-t_begin "CNI_IFNAME=lo: never moved, the PF asked nothing, even where sysfs calls lo the VF"
+t_begin "CNI_IFNAME=lo: never moved, the PF asked nothing, even where its device is said to be the VF"
 hostile_del lo
 untouched "lo"
-t_contains "$T_ERR" "lo in $podA is the loopback, not VF $(sr_vf 0)" "the log says lo is not the VF"
-sr_pod_sysfs lo 0
+t_contains "$T_ERR" "lo in the pod is the loopback, not the VF" "the log says lo is not the VF"
+sr_standin "$podA" lo 0
 hostile_del lo
-untouched "lo claimed by sysfs"
+untouched "lo claimed to be the VF"
 t_eq "$(ip -n "$(basename "$podA")" -o link show lo | wc -l)" 1 "lo is still in pod A"
+sr_standin "$podA" lo
 
 t_begin "a record naming a link in the pod that is another device: the link stays"
-# Pod A's record says net1; pod A's net1 is, by its PCI device, VF 0.
-sr_pod_sysfs net1 0
+# Pod A's record says net1, VF 1; pod A's net1 is, by its PCI device, VF 0.
+sr_standin "$podA" net1 0
 t_cnitool del "$CONF_A" "$podA" CNI_IFNAME=net1 CNI_CONTAINERID=poda
 t_eq "$T_RC" 0 "DEL exits 0 ($T_ERR)"
 t_contains "$T_ERR" "net1 in the pod is PCI device $(sr_vf 0), not the VF: leaving it alone" "the log says why"
 t_eq "$(sr_pod_link "$podA" net1 | cut -d' ' -f1)" net1 "the link stays in the pod"
-rm -rf "$SR_SYS/class/net/net1"
+sr_standin "$podA" net1 1
 t_cnitool del "$CONF_B" "$podB" CNI_IFNAME=net1 CNI_CONTAINERID=podb
 t_eq "$T_RC" 0 "pod B's DEL ($T_ERR)"
 t_eq "$(vf_line 0 | cut -d' ' -f3)" "vlan=0" "pod B's own DEL restores its VF"
 
-t_begin "record and marker unreadable, and nothing proves the pod's net1 is the VF: nothing is touched"
+t_begin "record and marker unreadable, and no link of the pod is the VF: nothing is touched"
 sr_setup 1
 pod=$(t_netns)
 sr_conflist "$CONF_B" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"vlan\": 100" "$POOL"
@@ -95,22 +99,23 @@ echo garbage > "$SR_STATE/unr:net1.json"
 echo garbage > "$SR_STATE/pci/$(sr_vf 0)"
 calls=$(sr_calls)
 vf0=$(vf_line 0)
+# The pod's net1 stands on no device: nothing says it is the VF.
+sr_standin "$pod" net1
 t_cnitool del "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=unr
 t_eq "$T_RC" 0 "DEL exits 0 ($T_OUT)"
-t_contains "$T_ERR" "which has no net1 proven to be the VF" "the log says why"
+t_contains "$T_ERR" "which holds no link whose PCI device is the VF" "the log says why"
 t_eq "$(sr_calls)" "$calls" "the PF was asked nothing"
 t_eq "$(vf_line 0)" "$vf0" "the VF's settings are as they were"
 t_eq "$(sr_pod_link "$pod" net1 | cut -d' ' -f1)" net1 "net1 stays in the pod"
 t_contains "$(sr_markers)" "$(sr_vf 0)" "the marker stays for a person to look at"
-t_begin "... and once the pod's sysfs shows net1 is the VF, DEL brings it home"
-sr_pod_sysfs net1 0
+t_begin "... and once the pod's net1 is the VF by its device, DEL brings it home"
+sr_standin "$pod" net1 0
 t_cnitool del "$CONF_B" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=unr
 t_eq "$T_RC" 0 "DEL exits 0 ($T_OUT)"
 t_eq "$(sr_host_link "${SR_PFNET}v0" | cut -d' ' -f1)" "${SR_PFNET}v0" "VF home under the fallback name"
 t_contains "$(vf_line 0)" "vlan=0" "the VF's vlan reset"
 t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no marker"
 ip link set "${SR_PFNET}v0" name "$(sr_net 0)"
-rm -rf "$SR_SYS/class/net/net1"
 
 t_begin "a PF renamed between ADD and DEL: CHECK and DEL find it by its PCI address"
 sr_setup 1

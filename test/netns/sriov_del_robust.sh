@@ -49,7 +49,6 @@ setup() {
 	nad > "$CONF"
 }
 add() { # [IFNAME]
-	sr_pod_sysfs "${1:-net1}" 0
 	t_cnitool add "$CONF" "$pod" CNI_IFNAME="${1:-net1}" CNI_CONTAINERID=$CID CNI_ARGS="$ARGS"
 	t_eq "$T_RC" 0 "ADD ($T_ERR)" || return 1
 	t_eq "$(cat "$RF/rdma.devs")" "3 rdma_net1_p59s0f2 $(sr_net 0) $pod_ns" "ADD moved and renamed the RDMA device"

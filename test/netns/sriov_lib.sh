@@ -47,13 +47,18 @@ sr_setup() {
 		--fake-pf "$SR_FAKE" "$@"
 }
 
-# sr_pod_sysfs IFNAME N: what sysfs shows inside a pod holding VF N as
-# IFNAME (class/net/IFNAME/device -> the VF's PCI device). The veths that
-# stand in for VFs report no bus to ethtool, so this is what proves to a DEL
-# without a record that the pod's IFNAME is the VF.
-sr_pod_sysfs() {
-	mkdir -p "$SR_SYS/class/net/$1" &&
-	ln -sfn "../../../bus/pci/devices/$(sr_vf "$2")" "$SR_SYS/class/net/$1/device"
+# sr_standin NETNS IFNAME [N]: the PCI device the veth IFNAME in NETNS
+# ("" for the host) stands on: VF N's, or none without N. A VF's driver
+# names its device wherever the netdev goes; a veth names none, and a pod
+# can make one of any name. mksysfs marks each stand-in VF this way
+# (test/fakes/standin_fake.c reads it); a test that changes the mark plays
+# a link that is another device, or no device at all.
+sr_standin() {
+	if [ -n "$1" ]; then
+		ip -n "$(basename "$1")" link set dev "$2" alias "${3:+standin-pci:$(sr_vf "$3")}"
+	else
+		ip link set dev "$2" alias "${3:+standin-pci:$(sr_vf "$3")}"
+	fi
 }
 
 # sr_conflist FILE VERSION 'extra plugin keys' ['ipam object' ['more plugins']]

@@ -128,38 +128,101 @@ static void test_get_set(void)
 }
 
 /*
- * What says which device a link is: its driver's bus (none for a veth or
- * lo, whose drivers name no bus), and lo by its flag. Asked in the
- * namespace of the socket: a socket opened in another one answers for that.
+ * What says which device a link is: the kernel's parent attributes, else
+ * the bus-info the driver reports (none for a veth or lo), else a test
+ * build's stand-in; lo by its flag. Asked in the namespace of the socket.
  */
-static void test_bus_info(void)
+static int stub_parent(const struct link_info *li, char bus[32], char dev[64])
 {
+	if (!strcmp(li->alias, "marked")) {
+		strcpy(bus, "pci");
+		strcpy(dev, "0000:3b:00.2");
+	}
+	return 0;
+}
+
+static void test_parent(void)
+{
+	static const struct link_parent_backend stub = { .parent = stub_parent };
 	struct link_sock *ls, *other = NULL;
-	struct link_info i;
-	char bus[64];
+	struct link_info i, t;
+	char bus[32], dev[64];
 	int fd;
 
 	CHECK_INT(veth("bi0", "bi1"), 0);
 	CHECK_INT(link_sock_open(&ls), 0);
-	strcpy(bus, "junk");
-	CHECK_INT(link_bus_info(ls, "bi0", bus, sizeof(bus)), 0);
-	CHECK_STR(bus, "");
-	CHECK_INT(link_bus_info(ls, "lo", bus, sizeof(bus)), 0);
-	CHECK_STR(bus, "");
-	CHECK_INT(link_bus_info(ls, "nosuch0", bus, sizeof(bus)), -ENODEV);
-	CHECK_INT(link_bus_info(ls, "a-name-far-too-long", bus, sizeof(bus)), -EINVAL);
-	CHECK_INT(link_get_by_name(ls, "lo", &i), 0);
-	CHECK(i.loopback);
 	CHECK_INT(link_get_by_name(ls, "bi0", &i), 0);
 	CHECK(!i.loopback);
+	strcpy(dev, "junk");
+	CHECK_INT(link_parent(ls, &i, bus, dev), 0);
+	CHECK_STR(dev, "");
+	CHECK_STR(bus, "");
+	CHECK_INT(link_get_by_name(ls, "lo", &i), 0);
+	CHECK(i.loopback);
+	CHECK_INT(link_parent(ls, &i, bus, dev), 0);
+	CHECK_STR(dev, "");
+
+	/* A stand-in answers only for a link the kernel names no device for. */
+	link_set_parent_backend(&stub);
+	CHECK_INT(sh("ip link set dev bi0 alias marked"), 0);
+	CHECK_INT(link_get_by_name(ls, "bi0", &i), 0);
+	CHECK_STR(i.alias, "marked");
+	CHECK_INT(link_parent(ls, &i, bus, dev), 0);
+	CHECK_STR(bus, "pci");
+	CHECK_STR(dev, "0000:3b:00.2");
+	link_set_parent_backend(NULL);
+	CHECK_INT(link_parent(ls, &i, bus, dev), 0);
+	CHECK_STR(dev, "");
+
+	/* tun's driver reports a bus-info ("tun"): taken only while the name is the same link's. */
+	CHECK_INT(sh("ip tuntap add dev bt0 mode tun"), 0);
+	CHECK_INT(link_get_by_name(ls, "bt0", &t), 0);
+	CHECK_INT(link_parent(ls, &t, bus, dev), 0);
+	CHECK_STR(dev, "tun");
+	CHECK_STR(bus, "");
+	/*
+	 * Read as bi0's index, but by the time ethtool asks, its name is
+	 * bt0's: the answer is another link's, and is not taken.
+	 */
+	CHECK_INT(link_get_by_name(ls, "bi0", &i), 0);
+	t.ifindex = i.ifindex;
+	CHECK_INT(link_parent(ls, &t, bus, dev), -EAGAIN);
+	CHECK_STR(dev, "");
+	/* Gone by then. */
+	CHECK_INT(sh("ip link set dev bt0 name bt1"), 0);
+	CHECK_INT(link_parent(ls, &t, bus, dev), -ENODEV);
+
 	/* bi0 is not in a fresh namespace: a socket there does not see it. */
+	CHECK_INT(link_get_by_name(ls, "bi0", &i), 0);
 	CHECK_INT(anon_netns(&fd), 0);
 	CHECK_INT(link_sock_open_in(fd, &other), 0);
-	CHECK_INT(link_bus_info(other, "bi0", bus, sizeof(bus)), -ENODEV);
+	CHECK_INT(link_get_by_name(other, "bi0", &i), -ENODEV);
 	link_sock_close(other);
 	close(fd);
 	link_sock_close(ls);
-	sh("ip link del bi0");
+	sh("ip link del bi0; ip link del bt1");
+}
+
+/* The kernel's parent attributes (5.15 and later) as they come in a reply. */
+static void test_parent_parse(void)
+{
+	char buf[512];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct link_info i;
+
+	memset(buf, 0, sizeof(buf));
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = 7;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "enp59s0f0v0");
+	mnl_attr_put_strz(nlh, 56 /* IFLA_PARENT_DEV_NAME */, "0000:3b:00.2");
+	mnl_attr_put_strz(nlh, 57 /* IFLA_PARENT_DEV_BUS_NAME */, "pci");
+	CHECK_INT(link_info_parse(nlh, &i), 0);
+	CHECK_INT(i.ifindex, 7);
+	CHECK_STR(i.parent_dev, "0000:3b:00.2");
+	CHECK_STR(i.parent_bus, "pci");
 }
 
 static void test_altnames(void)
@@ -544,7 +607,8 @@ int main(void)
 	}
 	sh("ip link set lo up");
 	RUN(test_get_set);
-	RUN(test_bus_info);
+	RUN(test_parent);
+	RUN(test_parent_parse);
 	RUN(test_altnames);
 	RUN(test_move_netns);
 	RUN(test_addr_route);

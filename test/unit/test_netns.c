@@ -266,18 +266,69 @@ static void test_alive(void)
 	char path[64];
 	pid_t pid;
 
-	CHECK(netns_alive("/proc/self/ns/net"));
-	CHECK(!netns_alive(tmpfile_path));
-	CHECK(!netns_alive("/nonexistent"));
+	CHECK(netns_alive("/proc/self/ns/net", NULL));
+	CHECK(!netns_alive(tmpfile_path, NULL));
+	CHECK(!netns_alive("/nonexistent", NULL));
 
 	/* A "pod" with its own namespace: alive while it runs, gone once reaped. */
 	pid = fork_in_own_netns();
 	CHECK(pid > 0);
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	CHECK(netns_alive(path));
+	CHECK(netns_alive(path, NULL));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	CHECK(!netns_alive(path));
+	CHECK(!netns_alive(path, NULL));
+}
+
+/*
+ * A path outlives its namespace: bound to another one since, it is not
+ * the namespace its id was taken from (a runtime's netns path reused).
+ */
+static void test_id(void)
+{
+	char path[128], target[64];
+	struct netns_id a, none = { 0 };
+	pid_t pa, pb, found;
+	int fd;
+
+	pa = fork_in_own_netns();
+	pb = fork_in_own_netns();
+	CHECK(pa > 0 && pb > 0);
+	snprintf(path, sizeof(path), "%s.ns", tmpfile_path);
+	snprintf(target, sizeof(target), "/proc/%d/ns/net", (int)pa);
+	CHECK_INT(symlink(target, path), 0);
+	CHECK_INT(netns_open(path, &fd), 0);
+	CHECK_INT(netns_id_of(fd, &a), 0);
+	close(fd);
+	CHECK(netns_id_known(&a));
+	CHECK(!netns_id_known(&none));
+	CHECK(!netns_id_known(NULL));
+	CHECK_INT(netns_open_id(path, &a, &fd), 0);
+	close(fd);
+	CHECK(netns_alive(path, &a));
+	CHECK_INT(netns_find_process("/proc", path, &a, &found), 1);
+	CHECK_INT(found, pa);
+
+	/* The path now names pod b's namespace. */
+	unlink(path);
+	snprintf(target, sizeof(target), "/proc/%d/ns/net", (int)pb);
+	CHECK_INT(symlink(target, path), 0);
+	fd = -1;
+	CHECK_INT(netns_open_id(path, &a, &fd), -ESTALE);
+	CHECK_INT(fd, -1);
+	CHECK(!netns_alive(path, &a));
+	CHECK_INT(netns_find_process("/proc", path, &a, &found), -ENOENT);
+	/* Without an id (an older record), the path is all there is. */
+	CHECK_INT(netns_open_id(path, &none, &fd), 0);
+	close(fd);
+	CHECK(netns_alive(path, NULL));
+	CHECK_INT(netns_find_process("/proc", path, NULL, &found), 1);
+	CHECK_INT(found, pb);
+	unlink(path);
+	kill(pa, SIGKILL);
+	kill(pb, SIGKILL);
+	waitpid(pa, NULL, 0);
+	waitpid(pb, NULL, 0);
 }
 
 /*
@@ -291,8 +342,8 @@ static void test_find_process(void)
 	pid_t pid, found;
 	int pin;
 
-	CHECK_INT(netns_find_process("/proc", "/proc/self/ns/net", &found), 1);
-	CHECK_INT(netns_find_process("/proc", tmpfile_path, &found), -ENOENT);
+	CHECK_INT(netns_find_process("/proc", "/proc/self/ns/net", NULL, &found), 1);
+	CHECK_INT(netns_find_process("/proc", tmpfile_path, NULL, &found), -ENOENT);
 	pid = fork_in_own_netns();
 	CHECK(pid > 0);
 	/* Pinned, as a runtime pins it, so the namespace outlives the process. */
@@ -300,27 +351,27 @@ static void test_find_process(void)
 	pin = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(pin >= 0);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pin);
-	CHECK_INT(netns_find_process("/proc", path, &found), 1);
+	CHECK_INT(netns_find_process("/proc", path, NULL, &found), 1);
 	CHECK_INT(found, pid);
 
 	snprintf(model, sizeof(model), "%s.proc", tmpfile_path);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/42/ns", model);
 	CHECK_INT(system(cmd), 0);
-	CHECK_INT(netns_find_process(model, path, &found), 0);
+	CHECK_INT(netns_find_process(model, path, NULL, &found), 0);
 	snprintf(link, sizeof(link), "%s/42/ns/net", model);
 	snprintf(cmd, sizeof(cmd), "/proc/%d/ns/net", (int)getpid());
 	CHECK_INT(symlink(cmd, link), 0);
-	CHECK_INT(netns_find_process(model, "/proc/self/ns/net", &found), 1);
+	CHECK_INT(netns_find_process(model, "/proc/self/ns/net", NULL, &found), 1);
 	CHECK_INT(found, 42);
-	CHECK_INT(netns_find_process(model, path, &found), 0);
+	CHECK_INT(netns_find_process(model, path, NULL, &found), 0);
 
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	CHECK_INT(netns_find_process("/proc", path, &found), 0);
+	CHECK_INT(netns_find_process("/proc", path, NULL, &found), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", model);
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(mkdir(model, 0700), 0);
-	CHECK_INT(netns_find_process(model, path, &found), -ENOENT);
+	CHECK_INT(netns_find_process(model, path, NULL, &found), -ENOENT);
 	rmdir(model);
 	close(pin);
 }
@@ -349,6 +400,7 @@ int main(void)
 	RUN(test_do_kernel_refuses_return);
 	RUN(test_open_rejects_non_netns);
 	RUN(test_alive);
+	RUN(test_id);
 	RUN(test_find_process);
 	ret = check_summary();
 	unlink(tmpfile_path);

@@ -32,6 +32,8 @@ static void full_record(struct sriov_record *r)
 	snprintf(r->container_id, sizeof(r->container_id), "3f2a9c1d0b7e");
 	snprintf(r->ifname, sizeof(r->ifname), "net1");
 	snprintf(r->netns, sizeof(r->netns), "/var/run/netns/cni-1234");
+	r->netns_id.dev = 4;
+	r->netns_id.ino = 4026532913u;
 	snprintf(r->bdf, sizeof(r->bdf), "0000:3b:00.2");
 	snprintf(r->pf_bdf, sizeof(r->pf_bdf), "0000:3b:00.0");
 	snprintf(r->pf_netdev, sizeof(r->pf_netdev), "enp59s0f0np0");
@@ -103,6 +105,7 @@ static void check_same(const struct sriov_record *a, const struct sriov_record *
 	CHECK_STR(b->container_id, a->container_id);
 	CHECK_STR(b->ifname, a->ifname);
 	CHECK_STR(b->netns, a->netns);
+	CHECK(b->netns_id.dev == a->netns_id.dev && b->netns_id.ino == a->netns_id.ino);
 	CHECK_STR(b->bdf, a->bdf);
 	CHECK_STR(b->pf_bdf, a->pf_bdf);
 	CHECK_STR(b->pf_netdev, a->pf_netdev);
@@ -327,6 +330,13 @@ static void test_numbers_in_range(void)
 		{ NULL, "rdmaIndex", "4294967295", 0 },
 		{ NULL, "rdmaIndex", "4294967296", -EBADMSG },
 		{ NULL, "rdmaIndex", "-1", -EBADMSG },
+		/* The namespace's identity: optional (older records), exact up to 2^53. */
+		{ NULL, "netnsIno", NULL, 0 },
+		{ NULL, "netnsIno", "9007199254740992", 0 },
+		{ NULL, "netnsIno", "9007199254740994", -EBADMSG },
+		{ NULL, "netnsIno", "-1", -EBADMSG },
+		{ NULL, "netnsDev", "0.5", -EBADMSG },
+		{ NULL, "netnsDev", "\"4\"", -EBADMSG },
 		{ "vfApplied", "vlan", "4094", 0 },
 		{ "vfApplied", "vlan", "4095", -EBADMSG },
 		{ "vfApplied", "vlan", "-1", -EBADMSG },

@@ -170,28 +170,6 @@ static void test_lookup_vf(void)
 	CHECK_INT(vf_netdev_name(sys, "../../../etc", name), -EINVAL);
 }
 
-/* A netdev's PCI device, by its class/net/<name>/device link, as the kernel lays it out. */
-static void test_netdev_pci(void)
-{
-	char bdf[VF_BDF_LEN];
-
-	CHECK_INT(sh("mkdir -p '%s/class/net/pod1' && ln -sfn ../../../bus/pci/devices/0000:3b:00.4 "
-		     "'%s/class/net/pod1/device'", sys, sys), 0);
-	CHECK_INT(vf_netdev_pci(sys, "pod1", bdf), 0);
-	CHECK_STR(bdf, "0000:3b:00.4");
-	/* No device link (a virtual link), no such link, a link to no PCI address. */
-	CHECK_INT(vf_netdev_pci(sys, "enp59s0f0v1", bdf), -ENODEV);
-	CHECK_STR(bdf, "");
-	CHECK_INT(vf_netdev_pci(sys, "nosuch0", bdf), -ENODEV);
-	CHECK_INT(sh("mkdir -p '%s/class/net/odd0' && ln -sfn ../../../bus/platform/serial0 "
-		     "'%s/class/net/odd0/device'", sys, sys), 0);
-	CHECK_INT(vf_netdev_pci(sys, "odd0", bdf), -ENODEV);
-	CHECK_INT(vf_netdev_pci(sys, "../../bus", bdf), -EINVAL);
-	CHECK_INT(vf_netdev_pci(sys, "..", bdf), -EINVAL);
-	CHECK_INT(vf_netdev_pci(sys, "", bdf), -EINVAL);
-	CHECK_INT(sh("rm -rf '%s/class/net/pod1' '%s/class/net/odd0'", sys, sys), 0);
-}
-
 static void test_lookup_no_netdev(void)
 {
 	struct vf_dev vf;
@@ -657,6 +635,40 @@ static void test_claim_stale(void)
 	close(dirfd);
 }
 
+/*
+ * The marker keeps the namespace's identity: a path bound to another
+ * namespace since (a runtime's path reused) names a holder that is gone.
+ */
+static void test_claim_path_reused(void)
+{
+	int dirfd = claims_dir("reused");
+	struct claim_owner me = owner("c9", "net1", "/proc/self/ns/net");
+	struct claim_owner held = owner("c8", "net1", "/proc/self/ns/net");
+	struct claim c;
+	int fd;
+
+	CHECK(dirfd >= 0);
+	CHECK_INT(netns_open("/proc/self/ns/net", &fd), 0);
+	CHECK_INT(netns_id_of(fd, &held.netns_id), 0);
+	close(fd);
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.6", 0, &c), 0);
+	CHECK_INT(claim_mark(&c, &held), 0);
+	claim_release(&c);
+	/* Alive, the same namespace: busy. */
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.6", &me, 1000, &c), -EBUSY);
+	CHECK(c.owner.netns_id.ino == held.netns_id.ino && c.owner.netns_id.dev == held.netns_id.dev);
+	/* The path names another namespace than the marker's: stale, taken over. */
+	held.netns_id.ino++;
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.6", 0, &c), 0);
+	CHECK_INT(claim_mark(&c, &held), 0);
+	claim_release(&c);
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.6", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, CLAIM_MARKER_READ);
+	CHECK_STR(c.owner.container_id, "c8");
+	claim_release(&c);
+	close(dirfd);
+}
+
 /* Markers of the earlier format named a namespace alone; torn ones name nobody. */
 static void test_claim_legacy_and_unreadable(void)
 {
@@ -716,7 +728,6 @@ int main(void)
 	}
 	RUN(test_bdf_parse);
 	RUN(test_lookup_vf);
-	RUN(test_netdev_pci);
 	RUN(test_lookup_no_netdev);
 	RUN(test_lookup_dpdk);
 	RUN(test_lookup_not_vf_or_missing);
@@ -733,6 +744,7 @@ int main(void)
 	RUN(test_claim_busy_and_release);
 	RUN(test_claim_same_pod_other_ifname);
 	RUN(test_claim_stale);
+	RUN(test_claim_path_reused);
 	RUN(test_claim_legacy_and_unreadable);
 	ret = check_summary();
 	sh("rm -rf '%s'", tmp);

@@ -46,6 +46,8 @@ mkdir -p "$pf_fake"
 
 setup_vf() {
 	ip link add rv0 type veth peer name rv1 || return 1
+	# The PCI device under the stand-in, as a VF's driver names it (test/fakes/standin_fake.c).
+	ip link set dev rv0 alias "standin-pci:$BDF"
 	ip link set rv1 up
 	rdma link add rxe0 type rxe netdev rv0
 }
