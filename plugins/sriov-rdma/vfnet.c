@@ -339,7 +339,8 @@ int sriov_pod_find_vf(struct link_sock *pod_ls, const char *bdf, const char *con
 	int i, n = 0, ret;
 
 	for (i = 0; i < n_names; i++) {
-		if (!names[i] || !names[i][0])
+		if (!names[i] || !names[i][0] || (i > 0 && names[i - 1] &&
+						  !strcmp(names[i], names[i - 1])))
 			continue;
 		ret = named_vf(pod_ls, bdf, names[i], li);
 		if (ret)
