@@ -99,7 +99,7 @@ struct cni_plugin {
  * error and returns the process exit code. Logging is set up here, once:
  * stderr under the plugin's name, the command, container ID and ifname on
  * every line, closed before returning; a handler only applies the level
- * and file its config names (log_set_level, log_set_file).
+ * and file its config names (log_set_level, log_set_file_at).
  */
 int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv);
 

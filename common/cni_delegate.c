@@ -375,6 +375,7 @@ int cni_delegate_finish(struct cni_delegation *d, struct cni_result *res, struct
 		d->pid = 0;
 		return -1;
 	}
+	d->ran = true;
 	data = d->req->stdin_buf ? d->req->stdin_buf : "";
 	sigaction(SIGPIPE, &ign, &old_pipe);
 	r = pump(d->in_fd, data + d->fed, d->req->stdin_len - d->fed, d->out_fd, &out, &out_len);

@@ -7,6 +7,7 @@
 #define CNI_DELEGATE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "cni.h"
@@ -46,6 +47,7 @@ struct cni_delegation {
 	int out_fd;
 	int exec_fd;		/* the child's exec: closed when it took, an errno if not */
 	size_t fed;
+	bool ran;		/* its exec took: it may have acted, whatever it answered */
 	char exe[PATH_MAX];	/* the plugin found in CNI_PATH */
 };
 

@@ -32,5 +32,16 @@ ssize_t file_read(int dirfd, const char *name, int flags, char *buf, size_t size
  */
 int file_read_alloc(int dirfd, const char *name, int flags, size_t max, char **data,
 		    size_t *len);
+/*
+ * openat(dirfd, rel, flags | O_CLOEXEC, mode) without leaving dirfd and
+ * without following a symlink on the way, the last component included:
+ * openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel has
+ * it (Linux 5.6), else each directory of rel opened from dirfd with
+ * O_NOFOLLOW | O_DIRECTORY and the last component with O_NOFOLLOW. rel
+ * is relative, without "." or ".." components (-EINVAL). The fd, or
+ * -errno: -ELOOP for a symlink on the way (O_PATH | O_NOFOLLOW opens a
+ * symlink at the end, as openat does).
+ */
+int file_open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
 
 #endif

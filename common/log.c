@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 
 static struct {
@@ -68,23 +69,55 @@ void log_set_level(enum log_level lvl)
 		lg.level = lvl;
 }
 
-int log_set_file(const char *path)
+int log_set_file_at(int dirfd, const char *rel)
 {
-	struct stat st;
-	int fd;
+	struct stat st, now;
+	int fd, tries;
 
-	if (!path || !*path) {
+	if (!rel || !*rel) {
 		log_close();
 		return 0;
 	}
-	/* Non-blocking and regular only: a FIFO with no reader must not hang the plugin. */
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	/*
+	 * Only a regular file is opened for writing: what stands at the path
+	 * is looked at first (O_PATH opens nothing), a new one made where none
+	 * is (O_EXCL), and the file opened is the one looked at. A device
+	 * opened for writing may act on its open alone; a FIFO with no reader
+	 * would hang the plugin.
+	 */
+	for (tries = 0; tries < 4; tries++) {
+		fd = file_open_beneath(dirfd, rel, O_PATH, 0);
+		if (fd == -ENOENT) {
+			fd = file_open_beneath(dirfd, rel, O_WRONLY | O_APPEND | O_CREAT | O_EXCL |
+					       O_NOCTTY, 0600);
+			if (fd == -EEXIST)
+				continue;
+			if (fd < 0)
+				return fd;
+			break;
+		}
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return -errno;
+		}
 		close(fd);
-		return -EINVAL;
+		if (!S_ISREG(st.st_mode))
+			return S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
+		fd = file_open_beneath(dirfd, rel, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY, 0);
+		if (fd == -ENOENT)
+			continue;
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+			break;
+		/* Another file took the path in between: never written to, looked at again. */
+		close(fd);
+		fd = -EAGAIN;
 	}
+	if (fd < 0)
+		return fd;
 	log_close();
 	lg.fd = fd;
 	return 0;

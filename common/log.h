@@ -22,8 +22,14 @@ void log_init(const char *program);
 /* "panic", "error", "warning", "info", "debug" (case-insensitive) or -EINVAL. */
 int log_level_parse(const char *s, enum log_level *lvl);
 void log_set_level(enum log_level lvl);
-/* Append to path (0600, O_CLOEXEC); NULL or "" means stderr. Returns 0 or -errno. */
-int log_set_file(const char *path);
+/*
+ * Append to rel below dirfd (0600, O_CLOEXEC), reached without a symlink
+ * on the way (file_open_beneath) and made where nothing is; NULL or ""
+ * means stderr. Only a regular file: anything else at the path (a FIFO, a
+ * device) is never opened for writing. 0 or -errno: -ELOOP for a symlink,
+ * -EINVAL for what is not a regular file.
+ */
+int log_set_file_at(int dirfd, const char *rel);
 /* Command, container ID and ifname prefixed to every line (NULLs allowed). */
 void log_set_context(const char *command, const char *container_id, const char *ifname);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

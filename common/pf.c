@@ -564,25 +564,70 @@ int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg)
 	return set_vf(pf, vf_index, cfg, RETRY_NONE);
 }
 
+/*
+ * After the one request was refused, or without it: all but the MAC, then
+ * the MAC cleared. mlx4, and mlx5 before the check became a warning,
+ * refuse an all-zero MAC while spoof checking is on ("MAC invalidation is
+ * not allowed when spoofchk is on") and spoof checking on without a MAC,
+ * and the kernel applies the MAC before spoof checking. So spoof checking
+ * that is to stay on (cfg's, else the VF's as the PF reports it) goes off
+ * with the rest and back on with the MAC cleared, whatever the driver
+ * refused in between; or, where cfg has a MAC of its own (which its caller
+ * pins next), cfg goes in as it is, that MAC in place of none.
+ */
+static int set_mac_cleared_apart(struct pf *pf, int vf_index, const struct pf_vf_config *cfg,
+				 int (*set)(struct pf *, int, const struct pf_vf_config *))
+{
+	struct pf_vf_config c = *cfg, now;
+	bool spoof_on = (cfg->mask & PF_VF_SPOOFCHK) ? cfg->spoofchk :
+			pf_get(pf, vf_index, &now) == 0 && (now.mask & PF_VF_SPOOFCHK) && now.spoofchk;
+	unsigned refused;
+	int ret, r;
+
+	if (spoof_on && (cfg->mask & PF_VF_MAC) && !pf_mac_unset(cfg->mac))
+		return set(pf, vf_index, cfg);
+	c.mask &= ~PF_VF_MAC;
+	if (spoof_on) {
+		c.mask |= PF_VF_SPOOFCHK;
+		c.spoofchk = false;
+	}
+	ret = set(pf, vf_index, &c);
+	refused = pf->refused;
+	if (ret == -ENODEV || (ret < 0 && !spoof_on))
+		return ret;
+	c.mask = (ret == 0 ? PF_VF_MAC : 0) | (spoof_on ? PF_VF_SPOOFCHK : 0);
+	memset(c.mac, 0, sizeof(c.mac));
+	c.spoofchk = true;
+	r = spoof_on ? pf_set_each(pf, vf_index, &c) : pf_set(pf, vf_index, &c);
+	pf->refused |= refused;
+	return ret < 0 ? ret : r;
+}
+
 int pf_set_mac_cleared(struct pf *pf, int vf_index, const struct pf_vf_config *cfg,
 		       int (*set)(struct pf *, int, const struct pf_vf_config *))
 {
 	struct pf_vf_config c = *cfg;
-	int ret;
+	int ret, lock_fd;
 
+	/* One hold of the lock for every request: no other VF's settings come between. */
+	ret = lock_for_request(pf, &lock_fd);
+	if (ret < 0)
+		return ret;
+	if (lock_fd >= 0)
+		pf->held_fd = lock_fd;
 	c.mask |= PF_VF_MAC;
 	memset(c.mac, 0, sizeof(c.mac));
-	if (!((cfg->mask & PF_VF_SPOOFCHK) && !cfg->spoofchk)) {
+	if ((cfg->mask & PF_VF_SPOOFCHK) && !cfg->spoofchk) {
+		ret = set_mac_cleared_apart(pf, vf_index, cfg, set);
+	} else {
 		ret = pf_set_once(pf, vf_index, &c);
-		/* Gone, or its lock stayed taken: a second try would meet the same. */
-		if (ret == 0 || ret == -ENODEV || ret == -ETIMEDOUT)
-			return ret;
+		/* Gone: a second try would meet the same. */
+		if (ret < 0 && ret != -ENODEV)
+			ret = set_mac_cleared_apart(pf, vf_index, cfg, set);
 	}
-	c.mask &= ~PF_VF_MAC;
-	ret = set(pf, vf_index, &c);
-	if (ret == 0) {
-		c.mask = PF_VF_MAC;
-		ret = pf_set(pf, vf_index, &c);
+	if (lock_fd >= 0) {
+		pf->held_fd = -1;
+		lock_release(lock_fd);
 	}
 	return ret;
 }

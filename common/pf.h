@@ -127,11 +127,16 @@ int pf_set_each(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 int pf_set_once(struct pf *pf, int vf_index, const struct pf_vf_config *cfg);
 /*
  * cfg's fields with an all-zero MAC in place of cfg's (the PF then holds
- * none for the VF): one request when the kernel's order allows it, else,
- * or when the driver refuses the one, set (pf_set or pf_set_each) with all
- * but the MAC, then the MAC alone. The kernel applies the MAC first, and
- * older mlx5 kernels refuse an all-zero MAC while the VF's spoof checking
- * is on: a cfg that turns spoof checking off clears the MAC after it.
+ * none for the VF), under the PF's lock throughout: one request when the
+ * kernel's order allows it. Else, or when the driver refuses the one, set
+ * (pf_set or pf_set_each) with all but the MAC, then the MAC alone; where
+ * spoof checking is to stay on, off with the rest and back on with the
+ * MAC, or, when cfg has a MAC of its own (which the caller pins next),
+ * with that MAC instead of an all-zero one: mlx4 and older mlx5 refuse an
+ * all-zero MAC while spoof checking is on, and spoof checking on without
+ * a MAC. A cfg that turns spoof checking off clears the MAC after it
+ * without trying the one request. pf_refused names what the requests
+ * after the one refused.
  */
 int pf_set_mac_cleared(struct pf *pf, int vf_index, const struct pf_vf_config *cfg,
 		       int (*set)(struct pf *, int, const struct pf_vf_config *));

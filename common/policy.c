@@ -218,11 +218,12 @@ out:
 	return ret;
 }
 
-int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
-		   size_t whylen)
+/* The allowed directory (resolved, in real) that holds path, and the length of path's part that names it. */
+static int locate(enum policy_dir k, const char *path, char real[PATH_MAX], size_t *len,
+		  char *why, size_t whylen)
 {
-	char real[PATH_MAX], list[512] = "";
-	size_t len, used = 0;
+	char list[512] = "";
+	size_t used = 0;
 	int i, ret;
 
 	ret = load();
@@ -240,13 +241,13 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 	 * path's own leading components only when none does as written.
 	 */
 	for (i = 0; i < pol.n[k]; i++) {
-		len = under(path, pol.dirs[k][i]);
-		if (len && resolve_dir(pol.dirs[k][i], real, sizeof(real)) == 0)
-			goto found;
+		*len = under(path, pol.dirs[k][i]);
+		if (*len && resolve_dir(pol.dirs[k][i], real, PATH_MAX) == 0)
+			return 0;
 	}
-	ret = resolve_leading(k, path, real, &len);
+	ret = resolve_leading(k, path, real, len);
 	if (ret == 0)
-		goto found;
+		return 0;
 	if (ret == -ENOMEM) {
 		snprintf(why, whylen, "\"%s\": out of memory", path);
 		return -ENOMEM;
@@ -258,10 +259,37 @@ int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen
 		 "\"%s\" is outside the directories allowed on this node (%s); a node admin can add one to %s in %s",
 		 path, list, keys[k], POLICY_NODE_CONFIG);
 	return -EPERM;
-found:
+}
+
+int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
+		   size_t whylen)
+{
+	char real[PATH_MAX];
+	size_t len;
+	int ret;
+
+	ret = locate(k, path, real, &len, why, whylen);
+	if (ret < 0)
+		return ret;
 	if ((size_t)snprintf(out, outlen, "%s%s", real, path + len) >= outlen) {
 		snprintf(why, whylen, "\"%s\" is too long", path);
 		return -EPERM;
 	}
+	return 0;
+}
+
+int policy_split(enum policy_dir k, const char *path, char dir[PATH_MAX], const char **rest,
+		 char *why, size_t whylen)
+{
+	size_t len;
+	int ret;
+
+	ret = locate(k, path, dir, &len, why, whylen);
+	if (ret < 0)
+		return ret;
+	if (!dir[0])
+		snprintf(dir, PATH_MAX, "/");
+	for (*rest = path + len; **rest == '/'; (*rest)++)
+		;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #ifndef POLICY_H
 #define POLICY_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #define POLICY_NODE_CONFIG	"/etc/cni/sriov-rdma-cni.json"
@@ -46,5 +47,12 @@ enum policy_dir {
  */
 int policy_resolve(enum policy_dir k, const char *path, char *out, size_t outlen, char *why,
 		   size_t whylen);
+/*
+ * The same in two parts, for a caller that opens path below its allowed
+ * directory: that directory, resolved, in dir, and *rest pointing into
+ * path at what lies below it ("" for the directory itself).
+ */
+int policy_split(enum policy_dir k, const char *path, char dir[PATH_MAX], const char **rest,
+		 char *why, size_t whylen);
 
 #endif

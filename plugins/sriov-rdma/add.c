@@ -82,6 +82,10 @@ static int run_steps(struct add_ctx *c, struct cni_error *err)
 			cni_error_details(err, "VF %s: PF %s refused to restore its %s: DEL the "
 					  "attachment to finish (its record stays)", c->vf.bdf,
 					  c->vf.pf_netdev, c->unrestored_text);
+		if (c->ipam_unreleased)
+			cni_error_details(err, "the IPAM's DEL failed too (%s): its address may stay "
+					  "reserved; DEL the attachment to release it (its record stays)",
+					  c->ipam_del_msg);
 		return -1;
 	}
 	return 0;

@@ -47,6 +47,9 @@ struct add_ctx {
 	/* PF fields the undo could not put back: the record and the marker stay for DEL. */
 	unsigned vf_unrestored;
 	char unrestored_text[256];
+	/* The IPAM ran and its DEL failed: the record and the marker stay for the runtime's DEL. */
+	bool ipam_unreleased;
+	char ipam_del_msg[512];
 };
 
 /*

@@ -234,8 +234,11 @@ void add_record_undo(struct add_ctx *c)
 {
 	int ret;
 
-	/* What the PF kept of the pod's settings is the record's to undo, not the next tenant's. */
-	if (c->vf_unrestored)
+	/*
+	 * What the PF kept of the pod's settings is the record's to undo, not
+	 * the next tenant's; an address the IPAM kept, the record's to release.
+	 */
+	if (c->vf_unrestored || c->ipam_unreleased)
 		return;
 	sriov_record_remove(c->state_fd, &c->rec);
 	ret = claim_clear(&c->claim, &c->me);

@@ -48,8 +48,10 @@ void add_vfcfg_undo(struct add_ctx *c)
 	if ((c->rec.vf_orig.mask & PF_VF_MAC) &&
 	    (pf_get(c->pf, c->vf.vf_index, &now) < 0 || !(now.mask & PF_VF_MAC) ||
 	     memcmp(now.mac, c->rec.vf_orig.mac, 6))) {
-		cfg.mask = PF_VF_MAC;
-		mac_ret = pf_set(c->pf, c->vf.vf_index, &cfg);
+		/* Some PFs refuse a MAC cleared under spoof checking (pf_set_mac_cleared). */
+		cfg.mask = pf_mac_unset(c->rec.vf_orig.mac) ? 0 : PF_VF_MAC;
+		mac_ret = cfg.mask ? pf_set(c->pf, c->vf.vf_index, &cfg) :
+				     pf_set_mac_cleared(c->pf, c->vf.vf_index, &cfg, pf_set);
 		if (mac_ret < 0)
 			refused |= PF_VF_MAC;
 	}
@@ -81,9 +83,10 @@ int add_vfcfg_run(struct add_ctx *c, struct cni_error *err)
 	if (!c->pf)
 		return 0;
 	cfg.mask &= ~PF_VF_MAC;
+	/* With the configured MAC: what a PF that refuses the clear under spoof checking pins instead. */
 	if ((c->conf.vf.mask & PF_VF_MAC) && (c->rec.vf_orig.mask & PF_VF_MAC) &&
 	    !pf_mac_unset(c->rec.vf_orig.mac))
-		ret = pf_set_mac_cleared(c->pf, c->vf.vf_index, &cfg, pf_set);
+		ret = pf_set_mac_cleared(c->pf, c->vf.vf_index, &c->conf.vf, pf_set);
 	else
 		ret = pf_set(c->pf, c->vf.vf_index, &cfg);
 	if (ret < 0) {
@@ -109,15 +112,22 @@ int add_vfmac_run(struct add_ctx *c, struct cni_error *err)
 	return ret < 0 ? vfcfg_refused(c, ret, &cfg, err) : 0;
 }
 
-/* Released again, so that the netdev's undo can take its host MAC back from its side. */
+/*
+ * Released again, so that the netdev's undo can take its host MAC back
+ * from its side. A PF that refuses the clear under spoof checking gets
+ * spoof checking off and back on around it, or the MAC from before the
+ * attachment, which the vf-config undo pins next, in place of none
+ * (pf_set_mac_cleared).
+ */
 void add_vfmac_undo(struct add_ctx *c)
 {
-	struct pf_vf_config cfg = { .mask = PF_VF_MAC };
+	struct pf_vf_config cfg = c->rec.vf_orig;
 	int ret;
 
 	if (!c->pf || !(c->conf.vf.mask & PF_VF_MAC))
 		return;
-	ret = pf_set(c->pf, c->vf.vf_index, &cfg);
+	cfg.mask &= PF_VF_MAC;
+	ret = pf_set_mac_cleared(c->pf, c->vf.vf_index, &cfg, pf_set);
 	if (ret < 0)
 		log_error("VF %s: cannot clear its MAC on PF %s: %s", c->vf.bdf, c->vf.pf_netdev,
 			  strerror(-ret));

@@ -16,6 +16,7 @@
 #include "cni.h"
 #include "file.h"
 #include "ib.h"
+#include "log.h"
 #include "policy.h"
 #include "state.h"
 #include "sriov.h"
@@ -209,19 +210,43 @@ static int devinfo_holds(int dirfd, const char *name, const char *text, size_t l
 	return ret;
 }
 
+/* ".tmp.<pid>.<n>": the form the state directories' sweep knows. */
+static void devinfo_tmp_name(char tmp[NAME_MAX + 1], unsigned n)
+{
+	snprintf(tmp, NAME_MAX + 1, ".tmp.%d.%u", (int)getpid(), n);
+}
+
+/* A file this process wrote: name is that inode (st), holding text exactly. */
+struct devinfo_own {
+	dev_t dev;
+	ino_t ino;
+	const char *text;
+	size_t len;
+};
+
+/* Is name in dirfd still own's file, as it was written? */
+static bool devinfo_is_own(int dirfd, const char *name, const struct devinfo_own *own)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == own->dev &&
+	       st.st_ino == own->ino && devinfo_holds(dirfd, name, own->text, own->len) > 0;
+}
+
 /*
  * Text into a temporary of a name no one else uses (O_EXCL), of the form
- * the state directories' sweep knows (".tmp.<pid>.<n>"): one a killed ADD
- * leaves goes with the next ADD that opens the directory.
+ * the state directories' sweep knows: one a killed ADD leaves goes with the
+ * next ADD that opens the directory. own says which file it is.
  */
 static int devinfo_tmp(int dirfd, const char *text, size_t len, mode_t mode,
-		       char tmp[NAME_MAX + 1])
+		       char tmp[NAME_MAX + 1], struct devinfo_own *own)
 {
 	static unsigned counter;
+	struct stat st;
 	int fd, ret;
 
 	do {
-		snprintf(tmp, NAME_MAX + 1, ".tmp.%d.%u", (int)getpid(), counter++);
+		devinfo_tmp_name(tmp, counter++);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	} while (fd < 0 && errno == EEXIST && counter < 64);
 	if (fd < 0)
@@ -230,59 +255,108 @@ static int devinfo_tmp(int dirfd, const char *text, size_t len, mode_t mode,
 	/* The umask does not apply to the device plugin's mode, which is kept. */
 	if (ret == 0 && fchmod(fd, mode) < 0)
 		ret = -errno;
+	if (ret == 0 && fstat(fd, &st) < 0)
+		ret = -errno;
 	if (close(fd) < 0 && ret == 0)
 		ret = -errno;
-	if (ret < 0)
+	if (ret < 0) {
 		unlinkat(dirfd, tmp, 0);
-	return ret;
+		return ret;
+	}
+	*own = (struct devinfo_own){ .dev = st.st_dev, .ino = st.st_ino, .text = text, .len = len };
+	return 0;
 }
 
 /*
- * tmp in name's place, where name still holds expect (NULL: where nothing
- * stands; link(2) never replaces). Exchanged, not renamed over: what a
- * writer put there since the caller looked comes back out under tmp, is
- * checked, and goes back in place of ours when it is not what was
- * expected (-EEXIST). A rename never follows a symlink. A filesystem
- * without the exchange gets a plain rename, after the caller's check.
+ * A file another writer put at name, left under tmp by a move that could
+ * not put it back: kept beside the path under a name no sweep and no
+ * later move takes (".<name>.kept.<pid>.<n>", never replacing one), and
+ * said so. Only where even that fails does it stay under tmp.
  */
-static int devinfo_swap_in(int dirfd, const char *tmp, const char *name, const char *expect,
-			   size_t expect_len)
+static void devinfo_keep(int dirfd, const char *tmp, const char *name)
+{
+	char kept[NAME_MAX + 1];
+	unsigned n;
+	int ret = -EEXIST;
+
+	for (n = 0; n < 64 && ret == -EEXIST; n++) {
+		snprintf(kept, sizeof(kept), ".%.200s.kept.%d.%u", name, (int)getpid(), n);
+		ret = renameat2(dirfd, tmp, dirfd, kept, RENAME_NOREPLACE) < 0 ? -errno : 0;
+	}
+	if (ret == 0)
+		log_warn("device-info file %s: two other writers put files there at once: one is "
+			 "at the path, the other kept beside it as %s", name, kept);
+	else
+		log_warn("device-info file %s: two other writers put files there at once: one is "
+			 "at the path, the other left as %s (%s)", name, tmp, strerror(-ret));
+}
+
+/*
+ * tmp holds a file another writer put at name, which came out of the path
+ * in an exchange with own's file: it goes back, and what comes out is
+ * removed only when it is own's. A second writer's file that took the path
+ * since is kept beside it; a path emptied since gets the first one back.
+ */
+static void devinfo_put_back(int dirfd, const char *tmp, const char *name,
+			     const struct devinfo_own *own)
+{
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0) {
+		if (devinfo_is_own(dirfd, tmp, own))
+			unlinkat(dirfd, tmp, 0);
+		else
+			devinfo_keep(dirfd, tmp, name);
+		return;
+	}
+	if (errno == ENOENT && renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return;
+	devinfo_keep(dirfd, tmp, name);
+}
+
+/*
+ * own's file (under tmp) in name's place, where name still holds expect
+ * (NULL: where nothing stands; link(2) never replaces). Exchanged, not
+ * renamed over: what a writer put there since the caller looked comes back
+ * out under tmp, is checked, and goes back in place of ours when it is not
+ * what was expected (-EEXIST). A rename never follows a symlink. A
+ * filesystem without the exchange gets a plain rename, after the caller's
+ * check. Nothing is left under tmp but a file kept beside the path.
+ */
+static int devinfo_swap_in(int dirfd, const char *tmp, const char *name,
+			   const struct devinfo_own *own, const char *expect, size_t expect_len)
 {
 	int ret;
 
-	if (!expect)
-		return linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
-	if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) < 0) {
+	if (!expect || renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) < 0) {
 		/* Gone since: made anew, where nothing may have come in the meantime. */
-		if (errno == ENOENT)
-			return linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
-		if (errno != EINVAL && errno != ENOSYS)
-			return -errno;
-		return renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 1;
+		if (!expect || errno == ENOENT)
+			ret = linkat(dirfd, tmp, dirfd, name, 0) < 0 ? -errno : 0;
+		else if (errno == EINVAL || errno == ENOSYS)
+			return renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 0;
+		else
+			ret = -errno;
+		unlinkat(dirfd, tmp, 0);
+		return ret;
 	}
 	ret = devinfo_holds(dirfd, tmp, expect, expect_len);
 	if (ret > 0)
-		return 0;
+		return unlinkat(dirfd, tmp, 0) < 0 ? -errno : 0;
 	/* Someone else's: back where it was, ours out again. */
-	renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE);
+	devinfo_put_back(dirfd, tmp, name, own);
 	return ret < 0 ? ret : -EEXIST;
 }
 
 static int devinfo_put(int dirfd, const char *name, const char *text, size_t len, mode_t mode,
 		       const char *expect, size_t expect_len)
 {
+	struct devinfo_own own;
 	char tmp[NAME_MAX + 1];
 	int ret;
 
-	ret = devinfo_tmp(dirfd, text, len, mode, tmp);
+	ret = devinfo_tmp(dirfd, text, len, mode, tmp, &own);
 	if (ret < 0)
 		return ret;
 	/* Lives on a tmpfs (/run) in every runtime; nothing to make durable. */
-	ret = devinfo_swap_in(dirfd, tmp, name, expect, expect_len);
-	/* Renamed over (ret 1): nothing left under tmp. */
-	if (ret != 1)
-		unlinkat(dirfd, tmp, 0);
-	return ret > 0 ? 0 : ret;
+	return devinfo_swap_in(dirfd, tmp, name, &own, expect, expect_len);
 }
 
 /*
@@ -317,29 +391,21 @@ int sriov_devinfo_write(const char *path, const char *text, const struct sriov_d
 
 /*
  * Removed only while it holds text (NULL: whatever it holds): moved out of
- * the path under a name of this process first, checked there, and moved
- * back (never over anything) when a writer put another file there since
- * it was looked at. What is left is the instant between the two moves, in
- * which a second writer's file would keep the path and the first one's be
- * left under the temporary name for the sweep.
+ * the path under a name of this process first (never over anything),
+ * checked there, and moved back when a writer put another file there
+ * since it was looked at; kept beside the path when a second writer took
+ * the path in between.
  */
-static int devinfo_move_out(int dirfd, const char *name, const char *tmp)
-{
-	if (renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) == 0)
-		return 0;
-	/* A killed process's, under this pid's name: it is no one else's. */
-	if (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0)
-		return -errno;
-	return renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0 ? -errno : 0;
-}
-
 static int devinfo_take_away(int dirfd, const char *name, const char *text)
 {
 	char tmp[NAME_MAX + 1];
-	int ret;
+	unsigned n;
+	int ret = -EEXIST;
 
-	snprintf(tmp, sizeof(tmp), ".tmp.%d.%u", (int)getpid(), 999u);
-	ret = devinfo_move_out(dirfd, name, tmp);
+	for (n = 0; n < 64 && ret == -EEXIST; n++) {
+		devinfo_tmp_name(tmp, 1000 + n);
+		ret = renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0 ? -errno : 0;
+	}
 	/* A filesystem without RENAME_NOREPLACE: removed after the caller's check. */
 	if (ret == -EINVAL || ret == -ENOSYS)
 		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
@@ -348,7 +414,8 @@ static int devinfo_take_away(int dirfd, const char *name, const char *text)
 	ret = text ? devinfo_holds(dirfd, tmp, text, strlen(text)) : 1;
 	if (ret > 0)
 		return unlinkat(dirfd, tmp, 0) < 0 ? -errno : 0;
-	renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0)
+		devinfo_keep(dirfd, tmp, name);
 	return ret < 0 ? ret : -EPERM;
 }
 

@@ -144,11 +144,16 @@ static int check_pool_ipam(const cJSON *ipam, const struct sriov_conf *conf,
 static int parse_ipam(const struct cni_request *req, struct sriov_conf *conf,
 		      struct cni_error *err)
 {
+	/* The rest of the section is the IPAM's to check. */
+	static const char *const ipam_type_key[] = { "type", NULL };
 	const cJSON *ipam;
 
 	if (conf_object(req->conf, "", "ipam", &ipam, err))
 		return -EINVAL;
 	conf->ipam_type = NULL;
+	/* "Type" would pass for no IPAM: an attach without an address, and no error. */
+	if (conf_check_case(ipam, "ipam", ipam_type_key, err))
+		return -EINVAL;
 	if (!ipam || !cJSON_GetObjectItemCaseSensitive(ipam, "type"))
 		return 0;
 	if (conf_string(ipam, "ipam", "type", &conf->ipam_type, true, err))

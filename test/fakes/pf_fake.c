@@ -29,7 +29,10 @@
  *                     OP mac-clear-spoofchk refuses only an all-zero MAC
  *                     while the VF's spoof checking is on, as older mlx5
  *                     kernels do: judged on the VF as the request finds
- *                     it, since the kernel applies the MAC first.
+ *                     it, since the kernel applies the MAC first. OP
+ *                     spoofchk-zero-mac refuses spoof checking on while
+ *                     the VF's MAC is all-zero, as mlx4 and those mlx5
+ *                     kernels also do: judged after the request's MAC.
  *                     A SET on a VF missing from .vfs fails with EINVAL,
  *                     as mlx5 does for an index beyond sriov_numvfs.
  *   <dir>/<pf>.delay_ms  optional, a number of milliseconds each SET takes;
@@ -721,6 +724,7 @@ struct set_req {
 	struct pf_vf_config cfg;	/* mask: the fields the driver takes */
 	int err;			/* what the driver answers for the next one, 0: none */
 	int mac_clear_err;		/* for an all-zero MAC under spoofchk on, 0: taken */
+	int spoof_zero_err;		/* for spoofchk on with an all-zero MAC, 0: taken */
 };
 
 /* As the kernel: field by field, up to the first the driver refuses, the ones before it kept. */
@@ -738,6 +742,9 @@ static int set_fields(struct fake_vf *v, void *arg)
 		if (kernel_order[i] == PF_VF_MAC && r->mac_clear_err && v->cfg.spoofchk &&
 		    pf_mac_unset(r->cfg.mac))
 			return r->mac_clear_err;
+		if (kernel_order[i] == PF_VF_SPOOFCHK && r->spoof_zero_err && r->cfg.spoofchk &&
+		    pf_mac_unset(v->cfg.mac))
+			return r->spoof_zero_err;
 		fake_apply(&v->cfg, kernel_order[i], &r->cfg);
 	}
 	return r->err;
@@ -819,7 +826,8 @@ static int fake_setlink(struct fake_pf *pf, const struct nlmsghdr *req, int *nle
 		return ret;
 	r.cfg = c;
 	r.cfg.mask = 0;
-	if ((ret = fake_fail(pf, "mac-clear-spoofchk", &r.mac_clear_err)) < 0)
+	if ((ret = fake_fail(pf, "mac-clear-spoofchk", &r.mac_clear_err)) < 0 ||
+	    (ret = fake_fail(pf, "spoofchk-zero-mac", &r.spoof_zero_err)) < 0)
 		return ret;
 	for (i = 0; i < sizeof(kernel_order) / sizeof(kernel_order[0]); i++) {
 		if (!(c.mask & kernel_order[i]))

@@ -43,6 +43,24 @@ t_contains "$(t_jq .msg)" "ipam.DataDir: keys are case-sensitive; write \"dataDi
 t_eq "$(sr_calls)" "" "the PF was never asked"
 t_eq "$(sr_state_files)$(sr_markers)$(hl_held)" "0" "no record, no marker, no address"
 
+t_begin "a recased \"type\" inside ipam is code 7 naming it, not an attach without an address"
+sr_setup 1
+pod=$(t_netns)
+typed=$(conf 0 | jq -c '.ipam.Type = .ipam.type | del(.ipam.type)')
+run ADD "$typed" k4 "$pod"
+t_eq "$T_RC" 1 "ADD fails ($T_OUT)"
+t_eq "$(t_jq .code)" 7 "code"
+t_contains "$(t_jq .msg)" "ipam.Type: keys are case-sensitive; write \"type\"" "ipam.Type: named"
+t_eq "$(sr_calls)" "" "the PF was never asked"
+t_eq "$(sr_state_files)$(sr_markers)$(hl_held)" "0" "no record, no marker, no address"
+t_eq "$(sr_host_link "$(sr_net 0)" | cut -d' ' -f1)" "$(sr_net 0)" "the VF stays on the host"
+# An older ADD took such a config for no IPAM, and reserved nothing: its DEL still finishes.
+run ADD "$(conf 0 | jq -c 'del(.ipam)')" k4 "$pod"
+t_eq "$T_RC" 0 "the older ADD's attachment, no IPAM ($T_ERR)"
+run DEL "$typed" k4 "$pod"
+t_eq "$T_RC" 0 "DEL of the recased config ($T_ERR)"
+t_eq "$(sr_state_files)$(sr_markers)$(hl_held)" "0" "released: no record, no marker, no address"
+
 t_begin "DEL of a config whose ipam was recased after ADD: the record's IPAM releases the address"
 sr_setup 1
 pod=$(t_netns)

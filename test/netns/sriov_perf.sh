@@ -92,6 +92,63 @@ t_eq "$(sed -n 2p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00
 t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "mac=00:00:00:00:00:00 vlan=0 qos=0 proto=802.1Q spoofchk=off" \
 	"VF 0 as it was"
 
+t_begin "DEL where spoof checking stays on and the PF refuses the MAC cleared under it: off, cleared, back on"
+# mlx4 and older mlx5 ("MAC invalidation is not allowed when spoofchk is
+# on"): spoof checking on before the attachment, the NAD sets only a MAC.
+refuses_clear() { echo "fail mac-clear-spoofchk EPERM" > "$SR_FAKE/$SR_PFNET.fail"; }
+attached '"mac": "02:11:22:33:44:5a"' sc1 refuses_clear
+before=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs" | sed 's/mac=[^ ]*/mac=00:00:00:00:00:00/')
+pf_mark
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=sc1
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+calls=$(grep '^setlink' <<<"$(pf_since)")
+t_eq "$(wc -l <<<"$calls")" 3 "the refused one, then two ($calls)"
+t_eq "$(sed -n 2p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 spoofchk=off" "spoof checking off"
+t_eq "$(sed -n 3p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00 vf=0 spoofchk=on" \
+	"the MAC cleared, then spoof checking back on, in one request"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$before" "VF 0 as it was: no MAC, spoof checking on"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+
+t_begin "ADD's undo on that PF: the MAC it pinned cleared with spoof checking off and back on"
+sr_setup 1
+pod=$(t_netns)
+refuses_clear
+before=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")
+# The IPAM fails after the MAC is pinned: its one address is held by another attachment.
+hl='{"type": "host-local", "subnet": "10.66.9.0/30", "dataDir": "'"$T_TMP/hl9"'"}'
+sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 0)\", \"mac\": \"02:11:22:33:44:5b\"" "$hl"
+t_exec host-local ADD "$(sr_plugin_conf "$CONF" | jq -c '.ipam + {} | {cniVersion: "1.0.0", name: "sriov-test", ipam: .}')" \
+	CNI_CONTAINERID=holder CNI_NETNS="$pod" CNI_IFNAME=net9
+t_eq "$T_RC" 0 "host-local gives its one address to another attachment ($T_ERR)"
+t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=sc2
+t_eq "$T_RC" 1 "ADD fails at the IPAM ($T_OUT)"
+t_contains "$(sr_calls)" "setlink pf=$SR_PFNET vf=0 mac=02:11:22:33:44:5b" "the MAC was pinned first"
+t_contains "$(grep '^setlink' <<<"$(sr_calls)" | tail -2 | head -1)" "vf=0 spoofchk=off" "the undo turns spoof checking off"
+t_eq "$(grep '^setlink' <<<"$(sr_calls)" | tail -1)" "setlink pf=$SR_PFNET vf=0 mac=00:00:00:00:00:00 vf=0 spoofchk=on" \
+	"then clears the MAC and puts spoof checking back"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$before" "VF 0 as it was"
+t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no marker: nothing left for DEL"
+t_not_contains "$(t_jq .details)" "refused to restore" "the error names nothing left unrestored"
+
+t_begin "DEL on a PF that also refuses spoof checking without a MAC (mlx4): the MAC from before goes in instead"
+# There spoof checking on means a MAC: the VF had one before the attachment.
+like_mlx4() {
+	sed -i 's/^vf=0 mac=00:00:00:00:00:00/vf=0 mac=02:aa:00:00:00:02/' "$SR_FAKE/$SR_PFNET.vfs"
+	printf 'fail mac-clear-spoofchk EPERM\nfail spoofchk-zero-mac EPERM\n' > "$SR_FAKE/$SR_PFNET.fail"
+}
+attached '"mac": "02:11:22:33:44:5c"' sc3 like_mlx4
+t_contains "$(grep '^setlink' <<<"$(sr_calls)" | sed -n 2p)" "vf=0 mac=02:11:22:33:44:5c" \
+	"ADD: the clear refused, the configured MAC pinned in its place"
+before=$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs" | sed 's/mac=[^ ]*/mac=02:aa:00:00:00:02/')
+pf_mark
+t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=sc3
+t_eq "$T_RC" 0 "DEL ($T_ERR)"
+calls=$(grep '^setlink' <<<"$(pf_since)")
+t_eq "$(wc -l <<<"$calls")" 2 "the refused one, then one ($calls)"
+t_eq "$(sed -n 2p <<<"$calls")" "setlink pf=$SR_PFNET vf=0 mac=02:aa:00:00:00:02" "the MAC from before, spoof checking never off"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$before" "VF 0 as it was"
+t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
+
 t_begin "DEL on a PF that refuses the one request: the settings one by one, then the MAC"
 attached "$PROPS" f1
 echo "fail mac EPERM" > "$SR_FAKE/$SR_PFNET.fail"
@@ -101,8 +158,9 @@ t_eq "$T_RC" 1 "DEL fails while the PF refuses the MAC"
 t_contains "$(t_jq .msg)" "cannot restore VF 0's mac" "the error names the MAC ($T_ERR)"
 t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=0 qos=0 proto=802.1Q spoofchk=on trust=off link_state=auto" \
 	"the other settings are back all the same"
-t_contains "$(pf_since)" "setlink pf=$SR_PFNET vf=0 vlan=0 qos=0 proto=802.1Q vf=0 spoofchk=on vf=0 link_state=auto vf=0 trust=off" \
-	"after the one request, the settings in a request of their own"
+t_contains "$(pf_since)" "setlink pf=$SR_PFNET vf=0 vlan=0 qos=0 proto=802.1Q vf=0 spoofchk=off vf=0 link_state=auto vf=0 trust=off" \
+	"after the one request, the settings in a request of their own, spoof checking off for the MAC"
+t_contains "$(pf_since)" "setlink pf=$SR_PFNET vf=0 spoofchk=on" "spoof checking back on though the MAC was refused"
 rm "$SR_FAKE/$SR_PFNET.fail"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=f1
 t_eq "$T_RC" 0 "the runtime's next DEL ($T_ERR)"

@@ -175,6 +175,73 @@ t_contains "$(t_jq .msg)" "nv-ipam: cannot run $(t_cni_path)/nv-ipam: Exec forma
 assert_untouched "$orig"
 rm "$(t_cni_path)/nv-ipam"
 
+# pool-ipam's stand-in, in a CNI_PATH of its own under pool-ipam's name (so
+# ADD starts it before the moves) and under one sriov-rdma does not know
+# (run after them): it reserves through the real pool-ipam, then misbehaves
+# as IPAM_MISBEHAVE says. Its DEL is pool-ipam's, unless $IPAM_DEL_DOWN exists.
+FLAKY=$T_TMP/flaky-bin
+mkdir -p "$FLAKY"
+ln -s "$(t_cni_path)/sriov-rdma" "$FLAKY/sriov-rdma"
+cat > "$FLAKY/pool-ipam" <<EOS
+#!/bin/sh
+conf=\$(cat)
+if [ "\$CNI_COMMAND" = DEL ] && [ -e "\$IPAM_DEL_DOWN" ]; then
+	echo '{"cniVersion": "1.0.0", "code": 11, "msg": "store unavailable"}'
+	exit 1
+fi
+if [ "\$CNI_COMMAND" != ADD ]; then
+	printf '%s' "\$conf" | $(t_cni_path)/pool-ipam
+	exit
+fi
+out=\$(printf '%s' "\$conf" | $(t_cni_path)/pool-ipam) || { printf '%s' "\$out"; exit 1; }
+echo "reserved \$CNI_CONTAINERID" >> "\$FAKE_IPAM_LOG"
+case "\$IPAM_MISBEHAVE" in
+exit) echo '{"cniVersion": "1.0.0", "code": 11, "msg": "lost its API server after reserving"}'; exit 1 ;;
+kill) kill -9 \$\$ ;;
+garbage) echo 'panic: runtime error: index out of range' ;;
+huge) head -c 1100000 /dev/zero | tr '\\0' x ;;
+invalid) echo '{"cniVersion": "1.0.0", "ips": [{"address": "10.77.0.300/24"}]}' ;;
+*) printf '%s' "\$out" ;;
+esac
+EOS
+chmod +x "$FLAKY/pool-ipam"
+ln -s pool-ipam "$FLAKY/site-pool"
+POOL7=$T_TMP/pool7
+pool7() { jq -nc --arg p "$POOL7" --arg t "$1" '{ipam: {type: $t, subnet: "10.77.0.0/24", dataDir: $p}}'; }
+held7() { find "$POOL7/rb" -maxdepth 1 -name 'c-*' 2>/dev/null | wc -l; }
+
+for mode in exit kill garbage huge invalid; do
+	for type in pool-ipam site-pool; do
+		t_begin "the IPAM reserves, then answers with no result ($mode, $type): ADD sends it DEL before it answers"
+		setup
+		add "$(conf ok "$(pool7 "$type")")" CNI_PATH="$FLAKY" IPAM_MISBEHAVE="$mode"
+		t_eq "$T_RC" 1 "ADD fails ($T_OUT)"
+		t_eq "$(cat "$FAKE_IPAM_LOG")" "reserved rb1" "the stand-in reserved an address"
+		t_eq "$(held7)" 0 "the pool is empty, with no DEL from the runtime"
+		t_not_contains "$(t_jq .details)" "DEL failed too" "nothing left for DEL"
+		assert_untouched "$orig"
+	done
+done
+
+t_begin "the IPAM's DEL fails too: the error says so, the record stays, and the runtime's DEL releases the address"
+setup
+touch "$T_TMP/del-down"
+add "$(conf ok "$(pool7 pool-ipam)")" CNI_PATH="$FLAKY" IPAM_MISBEHAVE=exit IPAM_DEL_DOWN="$T_TMP/del-down"
+t_eq "$(t_jq .code)" 11 "ADD fails with the IPAM's error ($T_OUT)"
+t_contains "$(t_jq .msg)" "lost its API server after reserving" "the IPAM's message"
+t_contains "$(t_jq .details)" "the IPAM's DEL failed too (pool-ipam: store unavailable)" "the error says its DEL failed too"
+t_contains "$T_ERR" "ipam pool-ipam DEL: pool-ipam: store unavailable" "logged"
+t_eq "$(held7)" 1 "the address stays reserved"
+t_eq "$(sr_state_files | wc -w)$(sr_markers | wc -w)" 11 "the record and the marker stay, with what DEL needs"
+t_eq "$(sr_host_link "$(sr_net 0)")" "$orig" "the netdev is home"
+t_eq "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "$ORIG_VF" "VF settings on the PF restored"
+rm "$T_TMP/del-down"
+t_exec sriov-rdma DEL "$(conf ok "$(pool7 pool-ipam)")" CNI_CONTAINERID=rb1 CNI_NETNS="$pod" CNI_IFNAME=net1 \
+	CNI_PATH="$FLAKY"
+t_eq "$T_RC" 0 "the runtime's DEL ($T_ERR)"
+t_eq "$(held7)" 0 "the address is released"
+assert_untouched "$orig"
+
 t_begin "a route cannot be installed: address released, netdev back"
 setup
 add "$(conf badroute)"

@@ -621,6 +621,7 @@ static void test_log_lines(void)
 	enum log_level lvl;
 	struct stat st;
 	const char *text;
+	int dirfd;
 
 	CHECK_INT(log_level_parse("DEBUG", &lvl), 0);
 	CHECK_INT(lvl, LOG_LVL_DEBUG);
@@ -629,8 +630,9 @@ static void test_log_lines(void)
 	CHECK_INT(log_level_parse("verbose", &lvl), -EINVAL);
 
 	snprintf(path, sizeof(path), "%s/plugin.log", tmpdir);
+	dirfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	log_init("pool-ipam");
-	CHECK_INT(log_set_file(path), 0);
+	CHECK_INT(log_set_file_at(dirfd, "plugin.log"), 0);
 	log_set_context("ADD", "3f2a1b0c9d8e7f6011223344", "net1");
 	log_info("allocated %s", "10.0.0.5");
 	log_debug("not at the default level");
@@ -655,7 +657,8 @@ static void test_log_lines(void)
 	/* A log path that is a symlink could make us append to any file. */
 	snprintf(link, sizeof(link), "%s/link.log", tmpdir);
 	CHECK_INT(symlink(path, link), 0);
-	CHECK_INT(log_set_file(link), -ELOOP);
+	CHECK_INT(log_set_file_at(dirfd, "link.log"), -ELOOP);
+	close(dirfd);
 	log_init("test_cni");
 }
 

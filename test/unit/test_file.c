@@ -105,6 +105,49 @@ static void test_read_alloc_refuses(void)
 	CHECK(data == NULL);
 }
 
+/* Below the directory, and no symlink on the way: a link inside it, or one leading out, is ELOOP. */
+static void test_open_beneath(void)
+{
+	struct stat st;
+	int fd;
+
+	CHECK_INT(mkdirat(dirfd_root, "d", 0700), 0);
+	CHECK_INT(mkdirat(dirfd_root, "d/e", 0700), 0);
+	put("d/e/f", "x", 1);
+	CHECK_INT(symlinkat("/", dirfd_root, "d/up"), 0);
+	CHECK_INT(symlinkat("e", dirfd_root, "d/side"), 0);
+	CHECK_INT(symlinkat("f", dirfd_root, "d/e/g"), 0);
+
+	fd = file_open_beneath(dirfd_root, "d/e/f", O_RDONLY, 0);
+	CHECK(fd >= 0);
+	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	close(fd);
+	fd = file_open_beneath(dirfd_root, "d/e/new", O_WRONLY | O_CREAT | O_EXCL, 0640);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(fstatat(dirfd_root, "d/e/new", &st, 0), 0);
+	CHECK_INT(st.st_mode & 0777, 0640);
+	/* Out of the tree, or within it: no symlink is followed, on the way or at the end. */
+	CHECK_INT(file_open_beneath(dirfd_root, "d/up/etc/passwd", O_RDONLY, 0), -ELOOP);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/up/tmp/x", O_WRONLY | O_CREAT, 0600), -ELOOP);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/side/f", O_RDONLY, 0), -ELOOP);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/e/g", O_RDONLY, 0), -ELOOP);
+	/* O_PATH | O_NOFOLLOW opens the link itself, for the caller to look at. */
+	fd = file_open_beneath(dirfd_root, "d/e/g", O_PATH, 0);
+	CHECK(fd >= 0);
+	CHECK_INT(fstat(fd, &st), 0);
+	CHECK(S_ISLNK(st.st_mode));
+	close(fd);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/e/f/h", O_RDONLY, 0), -ENOTDIR);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/none/f", O_RDONLY, 0), -ENOENT);
+	/* Never out by name either. */
+	CHECK_INT(file_open_beneath(dirfd_root, "d/../d/e/f", O_RDONLY, 0), -EINVAL);
+	CHECK_INT(file_open_beneath(dirfd_root, "d/./e/f", O_RDONLY, 0), -EINVAL);
+	CHECK_INT(file_open_beneath(dirfd_root, "/etc/passwd", O_RDONLY, 0), -EINVAL);
+	CHECK_INT(file_open_beneath(dirfd_root, "d//e/f", O_RDONLY, 0), -EINVAL);
+	CHECK_INT(file_open_beneath(dirfd_root, "", O_RDONLY, 0), -EINVAL);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -120,6 +163,7 @@ int main(void)
 	RUN(test_read_fd_from_offset);
 	RUN(test_read_alloc);
 	RUN(test_read_alloc_refuses);
+	RUN(test_open_beneath);
 	ret = check_summary();
 	close(dirfd_root);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);

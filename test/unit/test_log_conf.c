@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -85,12 +87,102 @@ static void test_file_refused(void)
 	CHECK_HAS(why, "ipam.logFile: ");
 	CHECK_HAS(why, "outside the directories allowed on this node");
 	CHECK_INT(access(path, F_OK), -1);
-	/* A FIFO with no reader: refused at once (ENXIO), not waited on. */
+	/* A FIFO with no reader: refused at once, not waited on. */
 	path_in(path, sizeof(path), logs, "fifo");
 	CHECK_INT(mkfifo(path, 0600), 0);
-	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -ENXIO);
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -EINVAL);
 	CHECK_HAS(why, "logFile: cannot open \"");
 	CHECK_HAS(why, "for appending");
+}
+
+/*
+ * Below the allowed directory no symlink is followed: a link there to a
+ * directory outside would have root create and append to files where the
+ * node config forbids, a link to /dev open a device.
+ */
+static void test_symlinks_below(void)
+{
+	char why[1024] = "", path[256], target[256], outside[128];
+
+	path_in(outside, sizeof(outside), root, "outside");
+	CHECK_INT(mkdir(outside, 0700), 0);
+	path_in(path, sizeof(path), logs, "out");
+	CHECK_INT(symlink(outside, path), 0);
+	path_in(path, sizeof(path), logs, "out/x.log");
+	CHECK_INT(log_configure(NULL, path, "ipam.", why, sizeof(why)), -ELOOP);
+	CHECK_HAS(why, "ipam.logFile: \"");
+	CHECK_HAS(why, "leads through a symlink");
+	path_in(target, sizeof(target), outside, "x.log");
+	CHECK_INT(access(target, F_OK), -1);
+	/* A link to /dev: nothing below it is opened. */
+	path_in(path, sizeof(path), logs, "dev");
+	CHECK_INT(symlink("/dev", path), 0);
+	path_in(path, sizeof(path), logs, "dev/null");
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -ELOOP);
+	/* A link inside the allowed directory is refused all the same. */
+	path_in(path, sizeof(path), logs, "sub");
+	CHECK_INT(mkdir(path, 0700), 0);
+	path_in(path, sizeof(path), logs, "side");
+	CHECK_INT(symlink("sub", path), 0);
+	path_in(path, sizeof(path), logs, "side/y.log");
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -ELOOP);
+	/* The file itself a link: refused. */
+	path_in(path, sizeof(path), logs, "sub/z.log");
+	path_in(target, sizeof(target), logs, "level.log");
+	CHECK_INT(symlink(target, path), 0);
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -ELOOP);
+	/* Real directories below it: fine. */
+	path_in(path, sizeof(path), logs, "sub/real.log");
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), 0);
+	log_warn("in a subdirectory");
+	CHECK(file_has(path, "in a subdirectory"));
+	log_close();
+}
+
+/* Did anyone open path for writing since the watch began? */
+static bool opened_for_writing(int ifd)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	const struct inotify_event *e;
+	ssize_t n, off;
+
+	n = read(ifd, buf, sizeof(buf));
+	for (off = 0; n > 0 && off < n; off += (ssize_t)sizeof(*e) + e->len) {
+		e = (const struct inotify_event *)(buf + off);
+		if (e->mask & IN_CLOSE_WRITE)
+			return true;
+	}
+	return false;
+}
+
+/* What is not a regular file is never opened for writing: a device may act on its open alone. */
+static void test_never_opened_for_writing(void)
+{
+	char why[1024] = "", path[256];
+	int ifd, reader;
+
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	CHECK(ifd >= 0);
+	/* A FIFO with a reader, which an open for writing would reach. */
+	path_in(path, sizeof(path), logs, "fifo2");
+	CHECK_INT(mkfifo(path, 0600), 0);
+	reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(reader >= 0);
+	CHECK(inotify_add_watch(ifd, path, IN_OPEN | IN_CLOSE_WRITE) >= 0);
+	CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -EINVAL);
+	CHECK_HAS(why, "a regular file is needed");
+	CHECK(!opened_for_writing(ifd));
+	close(reader);
+	/* A device node (/dev/null's numbers): root can make one in a log directory. */
+	path_in(path, sizeof(path), logs, "null");
+	if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0) {
+		CHECK(inotify_add_watch(ifd, path, IN_OPEN | IN_CLOSE_WRITE) >= 0);
+		CHECK_INT(log_configure(NULL, path, "", why, sizeof(why)), -EINVAL);
+		CHECK(!opened_for_writing(ifd));
+	} else {
+		printf("# mknod: %s: the device case is not tried\n", strerror(errno));
+	}
+	close(ifd);
 }
 
 static void test_no_file(void)
@@ -124,6 +216,8 @@ int main(void)
 	RUN(test_level);
 	RUN(test_bad_level_stops);
 	RUN(test_file_refused);
+	RUN(test_symlinks_below);
+	RUN(test_never_opened_for_writing);
 	RUN(test_no_file);
 	log_close();
 	ret = check_summary();

@@ -122,6 +122,26 @@ static void test_pool_ipam_checked_on_add_only(void)
 			CNI_CMD_ADD, &c, &err), 0);
 }
 
+/* A recased "type" inside ipam would pass for no IPAM: an attach with no address and no error. */
+static void test_ipam_type_recased(void)
+{
+	struct sriov_conf c;
+	struct cni_error err;
+
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"ipam\":{\"Type\":\"host-local\","
+			"\"subnet\":\"10.1.0.0/24\"}}", CNI_CMD_ADD, &c, &err), 7);
+	CHECK_STR(err.msg, "ipam.Type: keys are case-sensitive; write \"type\"");
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"ipam\":{\"TYPE\":\"pool-ipam\"}}",
+			CNI_CMD_ADD, &c, &err), 7);
+	CHECK_HAS(err.msg, "ipam.TYPE");
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"ipam\":{\"type\":\"host-local\"}}",
+			CNI_CMD_ADD, &c, &err), 0);
+	CHECK(c.ipam_type != NULL);
+	/* An ipam section without any type is no IPAM, as before. */
+	CHECK_INT(parse("{\"deviceID\":\"0000:3b:00.2\",\"ipam\":{}}", CNI_CMD_ADD, &c, &err), 0);
+	CHECK(c.ipam_type == NULL);
+}
+
 static void test_paths_confined(void)
 {
 	struct sriov_conf c;
@@ -215,6 +235,7 @@ int main(void)
 	RUN(test_pool_ipam_checked_on_add_only);
 	RUN(test_paths_confined);
 	RUN(test_devinfo_path_messages);
+	RUN(test_ipam_type_recased);
 	RUN(test_record_round_trip);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)

@@ -141,13 +141,15 @@ static void stranded_stops_everything(void)
 	char logpath[] = "/tmp/test_netns_log.XXXXXX";
 	struct inside in = { .ret = 0 };
 	struct nlio *s = NULL;
-	int home, anon, fd;
+	int home, anon, fd, tmpfd;
 
 	fd = mkstemp(logpath);
 	CHECK(fd >= 0);
 	close(fd);
 	log_init("test_netns");
-	CHECK_INT(log_set_file(logpath), 0);
+	tmpfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK_INT(log_set_file_at(tmpfd, logpath + strlen("/tmp/")), 0);
+	close(tmpfd);
 	CHECK_INT(netns_open_current(&home), 0);
 	CHECK_INT(anon_netns(&anon), 0);
 	netns_set_backend(&no_return);

@@ -5,6 +5,7 @@
  * extended ACK text, dumps, leftovers of a request that stopped early).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,7 +142,7 @@ static void test_kernel(void)
 	struct nlmsghdr *nlh;
 	struct nlattr *li;
 	char logpath[] = "/tmp/test_nlio.XXXXXX", logtext[1024];
-	int nsfd = -1, logfd, n;
+	int nsfd = -1, logfd, tmpfd, n;
 
 	CHECK(buf);
 	if (!buf)
@@ -173,7 +174,9 @@ static void test_kernel(void)
 	log_set_level(LOG_LVL_DEBUG);
 	logfd = mkstemp(logpath);
 	CHECK(logfd >= 0);
-	CHECK_INT(log_set_file(logpath), 0);
+	tmpfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK_INT(log_set_file_at(tmpfd, logpath + strlen("/tmp/")), 0);
+	close(tmpfd);
 	nlh = getlink(buf, 0, "nlio0", NLM_F_CREATE | NLM_F_EXCL);
 	nlh->nlmsg_type = RTM_NEWLINK;
 	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
