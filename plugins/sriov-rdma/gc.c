@@ -62,6 +62,13 @@ static int collect(struct gc_ctx *c, struct cni_error *err)
 		if (!is_record_name(de->d_name))
 			continue;
 		ret = sriov_record_read(c->dirfd, de->d_name, rec);
+		if (ret == -EPROTO) {
+			/* Whose network it is, is not this version's to read: left, not an error. */
+			memset(&one, 0, sizeof(one));
+			sriov_record_newer(rec, c->state_dir, de->d_name, "left as it is", &one);
+			log_warn("GC: %s; %s", one.msg, one.details);
+			continue;
+		}
 		if (ret < 0) {
 			log_warn("GC: skipping unreadable record %s: %s", de->d_name, strerror(-ret));
 			continue;

@@ -24,6 +24,24 @@
 #include "release.h"
 #include "timing.h"
 
+int sriov_release_marker_newer(const struct claim *claim, const char *state_dir,
+			       const char *what, struct cni_error *err)
+{
+	const char *by = claim->written.written_by;
+	char who[256];
+
+	state_version_format(&claim->written, "in-use marker", CLAIM_MARKER_VERSION, who,
+			     sizeof(who));
+	cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: the in-use marker %s%s%s/%s was written "
+		   "by %s, and cannot tell which attachment holds the VF: %s", claim->bdf,
+		   state_dir ? state_dir : "", state_dir ? "/" : "", SRIOV_PCI_SUBDIR, claim->bdf,
+		   who, what);
+	cni_error_details(err, "install %s%s again (docs/upgrading.md, \"Rolling back\"): it "
+			  "releases the VF", by[0] ? by : "the release that wrote it",
+			  by[0] ? " or later" : "");
+	return -1;
+}
+
 void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *owner)
 {
 	memset(owner, 0, sizeof(*owner));
@@ -288,6 +306,8 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	int pod_fd = -1, ret;
 
 	sriov_release_owner(rec, &me);
+	if (locked && claim->marker == CLAIM_MARKER_NEWER)
+		return sriov_release_marker_newer(claim, NULL, "nothing was changed", err);
 	if (locked && claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, &me)) {
 		/* A late DEL must not reset a VF another pod owns now (sriov-cni #219). */
 		claim_owner_format(&claim->owner, who, sizeof(who));

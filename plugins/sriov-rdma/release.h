@@ -12,6 +12,14 @@
 #define SRIOV_RELEASE_BY_HAND \
 	"release it by hand as docs/how-it-works.md \"When DEL cannot clean up\" says"
 
+/*
+ * The refusal of a VF whose in-use marker a newer release wrote, in a
+ * version this one does not read (CLAIM_MARKER_NEWER): code 11, naming it,
+ * who wrote it and what to run; what: what the command leaves; state_dir
+ * may be NULL.
+ */
+int sriov_release_marker_newer(const struct claim *claim, const char *state_dir,
+			       const char *what, struct cni_error *err);
 /* The attachment a record describes, as the in-use marker names it. */
 void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *owner);
 /*
@@ -20,7 +28,8 @@ void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *own
  * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
  * warning. The record is removed, the marker cleared when it names the
  * attachment; a marker naming another attachment means the VF has a new
- * owner, and it is left alone. timing (NULL for none) gets a lap per
+ * owner, and it is left alone. A marker of a newer release
+ * (CLAIM_MARKER_NEWER) is refused, code 11, nothing changed. timing (NULL for none) gets a lap per
  * phase, and the release's log line says them.
  */
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
