@@ -713,6 +713,8 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 static const struct cni_plugin plugin = {
 	.name = "pool-ipam",
 	.about = "pool-ipam: file-locked, crash-safe IP address pool",
+	.formats = "pool record " CNI_STR(POOL_RECORD_VERSION) ", ippool cache "
+		   CNI_STR(IPPOOL_CACHE_VERSION) ", node config " CNI_STR(POLICY_VERSION),
 	.cmd_add = cmd_add,
 	.cmd_del = cmd_del,
 	.cmd_check = cmd_check,
