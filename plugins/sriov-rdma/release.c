@@ -383,12 +383,16 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 	}
 	/* A DEL may have come first: only what is still recorded under the lock is undone. */
 	ret = sriov_record_read(state_dirfd, name, rec);
-	if (ret == 0 && strcmp(rec->bdf, bdf) == 0)
+	if (ret == 0 && strcmp(rec->bdf, bdf) == 0 && claim.marker == CLAIM_MARKER_NEWER) {
+		sriov_release_marker_newer(&claim, NULL, "left as it is, its address too", err);
+		ret = -EPROTO;
+	} else if (ret == 0 && strcmp(rec->bdf, bdf) == 0) {
 		ret = sriov_release_locked(rec, rec->netns, state_dirfd, &claim, paths, NULL, err);
-	else
+	} else {
 		ret = ret == -ENOENT ? 0 : ret;
+	}
 	claim_release(&claim);
 out:
 	close(pci_fd);
-	return err->code ? -1 : ret;
+	return err->code && ret != -EPROTO ? -1 : ret;
 }

@@ -45,7 +45,11 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 void sriov_release_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
 			    const char *container_id, const char *ifname, const char *netns,
 			    struct sriov_record *rec);
-/* GC: read record `name` into rec, lock its VF, read it again under the lock, undo it. */
+/*
+ * GC: read record `name` into rec, lock its VF, read it again under the
+ * lock, undo it. -EPROTO when this version cannot (a newer release's
+ * record, or marker: err says so then), with nothing changed.
+ */
 int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
 			 struct sriov_record *rec, struct cni_error *err);
 /* A record, or whatever stands in its place (a directory): gone, or logged. */
