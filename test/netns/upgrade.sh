@@ -430,7 +430,7 @@ release_all a "the new release on the old release's attachments" new
 
 # ==== what a newer release leaves ====
 
-t_begin "a record of a version this one does not read: DEL, CHECK, GC and a takeover refuse it by name and change nothing"
+t_begin "a record of a version this one does not read: DEL, CHECK, GC, a repeated ADD and a takeover refuse it by name and change nothing"
 sandbox
 FUT=$SB
 FUT_PAUSE=$PAUSE
@@ -451,6 +451,11 @@ WANT="the record f-rec:net1.json was written by sriov-rdma-cni 9.0.0 as attachme
 cni check "$ETH" "$FUT" f-rec net1 "$(sr_vf 0)"
 t_eq "$T_RC/$(t_jq .code)" 1/11 "CHECK: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$WANT" "CHECK names it"
+# The same attachment added again (its runtime lost the answer), into a namespace without net1.
+sandbox
+cni add "$ETH" "$SB" f-rec net1 "$(sr_vf 0)"
+t_eq "$T_RC/$(t_jq .code)" 1/11 "a repeated ADD: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "$WANT, and cannot release it safely: nothing was changed" "a repeated ADD names it"
 cni del "$ETH" "$FUT" f-rec net1 "$(sr_vf 0)"
 t_eq "$T_RC/$(t_jq .code)" 1/11 "DEL: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$WANT, and cannot release it safely: nothing was changed" "DEL names it"
@@ -466,29 +471,45 @@ t_eq "$T_RC/$(t_jq .code)" 1/11 "the pod's next sandbox: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$WANT, and cannot release it safely: the VF is not taken over" "the takeover names it"
 t_eq "$(frozen)" "$before" "nothing changed: the VF, its settings, its files, its address"
 doctor
-t_contains "$OUT" "FAIL attachment f-rec:net1: VF $(sr_vf 0)'s record $SR_STATE/f-rec:net1.json was written by sriov-rdma-cni 9.0.0 as attachment record version 2" \
+t_contains "$OUT" "FAIL attachment f-rec:net1: VF $(sr_vf 0)'s record $SR_STATE/f-rec:net1.json was written by sriov-rdma-cni 9.0.0 as attachment record version 2, which the installed $NEW_VERSION (reading up to version 1) refuses" \
 	"rdma-doctor names it"
+# Before a rollback: the doctor pointed at the older release's binaries says what it would misread.
+mkdir -p "$T_TMP/old-bin"
+cp "$OLD/build/plugins/sriov-rdma/sriov-rdma" "$OLD/build/plugins/pool-ipam/pool-ipam" "$T_TMP/old-bin/"
+OUT=$("$SOURCE_DIR/scripts/rdma-doctor" --sysfs-root "$SR_SYS" --cni-bin-dir "$T_TMP/old-bin" \
+	--state-dir "$SR_STATE" 2>&1)
+t_contains "$OUT" "FAIL attachment f-rec:net1: VF $(sr_vf 0)'s record $SR_STATE/f-rec:net1.json was written by sriov-rdma-cni 9.0.0 as attachment record version 2, which the installed $OLD_VERSION (before 0.2.0: version 1 alone) takes for a damaged file" \
+	"rdma-doctor with the old release's binaries names it"
 # The newer release's DEL would read it as its own: the record as this one wrote it stands in for that.
 cp "$T_TMP/f-rec.v1" "$SR_STATE/f-rec:net1.json"
 cni del "$ETH" "$FUT" f-rec net1 "$(sr_vf 0)"
 t_eq "$T_RC" 0 "DEL once the record is readable again ($T_OUT $T_ERR)"
 vf_home 0 f-rec net1
 
-t_begin "an in-use marker of a newer version: DEL refuses it by name and changes nothing"
+t_begin "an in-use marker of a newer version: DEL and another pod's ADD refuse it by name and change nothing"
 sandbox
-cni add "$ETH" "$SB" f-mark net1 "$(sr_vf 1)"
+MSB=$SB
+cni add "$ETH" "$MSB" f-mark net1 "$(sr_vf 1)"
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
 M=$SR_STATE/pci/$(sr_vf 1)
 cp "$M" "$T_TMP/f-mark.v1"
 as_newer "$M" '.version = 3 | .writtenBy = "sriov-rdma-cni 9.1.0"'
-before=$(sr_pod_link "$SB" net1; snap_vf 1; cat "$M" "$SR_STATE/f-mark:net1.json"; find "$POOL" -name 'c-f-mark:*')
-cni del "$ETH" "$SB" f-mark net1 "$(sr_vf 1)"
+before=$(sr_pod_link "$MSB" net1; snap_vf 1; cat "$M" "$SR_STATE/f-mark:net1.json"; find "$POOL" -name 'c-f-mark:*')
+cni del "$ETH" "$MSB" f-mark net1 "$(sr_vf 1)"
 t_eq "$T_RC/$(t_jq .code)" 1/11 "DEL: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "the in-use marker $SR_STATE/pci/$(sr_vf 1) was written by sriov-rdma-cni 9.1.0 as in-use marker version 3" "names it"
-t_eq "$(sr_pod_link "$SB" net1; snap_vf 1; cat "$M" "$SR_STATE/f-mark:net1.json"; find "$POOL" -name 'c-f-mark:*')" \
+sandbox
+cni add "$ETH" "$SB" f-mark2 net1 "$(sr_vf 1)"
+t_eq "$T_RC/$(t_jq .code)" 1/11 "another pod's ADD of the VF: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "was written by sriov-rdma-cni 9.1.0 as in-use marker version 3; this sriov-rdma-cni ${NEW_VERSION#* } reads in-use markers up to version 1, and cannot tell which attachment holds the VF: the VF is not taken over" \
+	"another pod's ADD names it"
+# The DEL that follows a failed ADD has no record of its own to release: it succeeds, touching nothing.
+cni del "$ETH" "$SB" f-mark2 net1 "$(sr_vf 1)"
+t_eq "$T_RC" 0 "the DEL after that ADD ($T_OUT $T_ERR)"
+t_eq "$(sr_pod_link "$MSB" net1; snap_vf 1; cat "$M" "$SR_STATE/f-mark:net1.json"; find "$POOL" -name 'c-f-mark:*')" \
 	"$before" "nothing changed, the address kept"
 cp "$T_TMP/f-mark.v1" "$M"
-cni del "$ETH" "$SB" f-mark net1 "$(sr_vf 1)"
+cni del "$ETH" "$MSB" f-mark net1 "$(sr_vf 1)"
 t_eq "$T_RC" 0 "DEL once the marker is readable again ($T_OUT $T_ERR)"
 vf_home 1 f-mark net1
 
