@@ -430,7 +430,7 @@ release_all a "the new release on the old release's attachments" new
 
 # ==== what a newer release leaves ====
 
-t_begin "a record of a version this one does not read: DEL, CHECK, GC, a repeated ADD and a takeover refuse it by name and change nothing"
+t_begin "a record of a version this one does not read: DEL, CHECK, GC, a repeated ADD and two takeovers refuse it by name and change nothing"
 sandbox
 FUT=$SB
 FUT_PAUSE=$PAUSE
@@ -469,6 +469,13 @@ sandbox
 cni add "$ETH" "$SB" f-rec2 net1 "$(sr_vf 0)" CNI_ARGS="$(args f-rec2 uid-f)"
 t_eq "$T_RC/$(t_jq .code)" 1/11 "the pod's next sandbox: code ($T_OUT)"
 t_contains "$(t_jq .msg)" "$WANT, and cannot release it safely: the VF is not taken over" "the takeover names it"
+# A stale claim (its marker names a namespace that is gone): another pod's ADD does not take it over either.
+cp "$SR_STATE/pci/$(sr_vf 0)" "$T_TMP/f-rec.marker"
+as_newer "$SR_STATE/pci/$(sr_vf 0)" '.netns = "/run/netns/gone-'$$'"'
+cni add "$ETH" "$SB" f-other net1 "$(sr_vf 0)"
+t_eq "$T_RC/$(t_jq .code)" 1/11 "another pod's ADD of a stale claim: code ($T_OUT)"
+t_contains "$(t_jq .msg)" "$WANT, and cannot release it safely: the VF is not taken over" "the stale claim's takeover names it"
+cp "$T_TMP/f-rec.marker" "$SR_STATE/pci/$(sr_vf 0)"
 t_eq "$(frozen)" "$before" "nothing changed: the VF, its settings, its files, its address"
 doctor
 t_contains "$OUT" "FAIL attachment f-rec:net1: VF $(sr_vf 0)'s record $SR_STATE/f-rec:net1.json was written by sriov-rdma-cni 9.0.0 as attachment record version 2, which the installed $NEW_VERSION (reading up to version 1) refuses" \
