@@ -61,15 +61,16 @@ build_old() {
 			[ ! -x "$OLD/build/plugins/sriov-rdma/sriov-rdma" ]; then
 			rm -rf "$OLD/src" "$OLD/build" "$OLD/stamp"
 			mkdir -p "$OLD/src"
-			git -C "$SOURCE_DIR" archive "$OLD_REV" | tar -x -C "$OLD/src" &&
+			set -o pipefail
+			if ! { git -C "$SOURCE_DIR" archive "$OLD_REV" | tar -x -C "$OLD/src" &&
 				meson setup "$OLD/build" "$OLD/src" -Dtest_fakes=true -Dwerror=false \
 					-Db_sanitize="$san" -Db_lundef="$lundef" >"$OLD/setup.log" 2>&1 &&
 				nice ninja -C "$OLD/build" plugins/sriov-rdma/sriov-rdma \
-					plugins/pool-ipam/pool-ipam >"$OLD/ninja.log" 2>&1 || {
+					plugins/pool-ipam/pool-ipam >"$OLD/ninja.log" 2>&1; }; then
 				echo "upgrade: building $OLD_REV failed:" >&2
 				tail -n 20 "$OLD/setup.log" "$OLD/ninja.log" >&2
 				exit 1
-			}
+			fi
 			echo "$stamp" > "$OLD/stamp"
 		fi
 	) 9>"$BUILD_DIR/.upgrade-old.lock"
@@ -396,7 +397,9 @@ swap() {
 	done
 	touch "$T_TMP/loop.stop"
 	wait "$loop"
-	[ "$n_from" -ge 2 ] && [ "$n_to" -ge 2 ] || t_fail "the loop ran $n_from ops by the $1 release before, $n_to by the $2 after"
+	if [ "$n_from" -lt 2 ] || [ "$n_to" -lt 2 ]; then
+		t_fail "the loop ran $n_from ops by the $1 release before the install, $n_to by the $2 after"
+	fi
 	echo "# through the swap: $(grep -c " $1 " "$T_TMP/loop.log") ADDs and DELs answered by the $1 release, $(grep -c " $2 " "$T_TMP/loop.log") by the $2"
 	t_eq "$(awk '$3 != 0' "$T_TMP/loop.log")" "" "every ADD and DEL through the swap succeeded"
 	t_eq "$(awk '$4 == "unknown"' "$T_TMP/loop.log")" "" "every op's release known"
