@@ -83,7 +83,8 @@ static cJSON *owner_to_json(const struct claim_owner *w)
 	char mac[18];
 
 	valid_mac_format(w->host_mac, mac);
-	if (!o || !cJSON_AddStringToObject(o, "containerID", w->container_id) ||
+	if (!o || state_version_put(o, CLAIM_MARKER_VERSION) < 0 ||
+	    !cJSON_AddStringToObject(o, "containerID", w->container_id) ||
 	    !cJSON_AddStringToObject(o, "ifname", w->ifname) ||
 	    !cJSON_AddStringToObject(o, "netns", w->netns) ||
 	    !cJSON_AddStringToObject(o, "hostIfname", w->host_ifname) ||
@@ -103,7 +104,7 @@ static cJSON *owner_to_json(const struct claim_owner *w)
 /*
  * The marker as it is now. Versions before attachments were recorded in it
  * wrote the owner's netns path alone: such a marker still names its owner,
- * by namespace only.
+ * by namespace only. One of a newer version is not read further.
  */
 static void marker_read(struct claim *claim)
 {
@@ -113,6 +114,8 @@ static void marker_read(struct claim *claim)
 	int ret;
 
 	memset(&claim->owner, 0, sizeof(claim->owner));
+	memset(&claim->written, 0, sizeof(claim->written));
+	claim->written.version = 1;
 	claim->marker = CLAIM_MARKER_UNREADABLE;
 	ret = state_read(claim->dirfd, claim->bdf, &data, &len, MARKER_MAX);
 	if (ret == -ENOENT) {
@@ -129,8 +132,12 @@ static void marker_read(struct claim *claim)
 			claim->marker = CLAIM_MARKER_READ;
 		}
 	} else if (state_unseal(data, &len) == 0 && (o = cJSON_ParseWithLength(data, len)) &&
-		   owner_from_json(o, &claim->owner) == 0) {
-		claim->marker = CLAIM_MARKER_READ;
+		   cJSON_IsObject(o)) {
+		ret = state_version_get(o, CLAIM_MARKER_VERSION, false, &claim->written);
+		if (ret == -EPROTO)
+			claim->marker = CLAIM_MARKER_NEWER;
+		else if (ret == 0 && owner_from_json(o, &claim->owner) == 0)
+			claim->marker = CLAIM_MARKER_READ;
 	}
 	if (claim->marker != CLAIM_MARKER_READ)
 		memset(&claim->owner, 0, sizeof(claim->owner));
@@ -176,6 +183,8 @@ bool claim_busy(const struct claim *claim, const struct claim_owner *me)
 	 * the same pod is refused too. One whose namespace is gone is what a
 	 * missed DEL leaves: taken over.
 	 */
+	if (claim->marker == CLAIM_MARKER_NEWER)
+		return true;
 	return claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, me) &&
 	       netns_alive(claim->owner.netns, &claim->owner.netns_id);
 }
@@ -228,7 +237,8 @@ int claim_clear(struct claim *claim, const struct claim_owner *me)
 	if (claim->marker == CLAIM_MARKER_NONE)
 		return 0;
 	/* One that cannot be read holds nothing (ADD takes it over): not worth keeping. */
-	if (claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, me))
+	if ((claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, me)) ||
+	    claim->marker == CLAIM_MARKER_NEWER)
 		return -EBUSY;
 	ret = state_remove(claim->dirfd, claim->bdf);
 	if (ret == 0) {

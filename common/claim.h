@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <net/if.h>
 #include "netns.h"
+#include "state.h"
 #include "vf.h"
 
 /*
@@ -31,10 +32,19 @@ struct claim_owner {
 	uint32_t rdma_index;
 };
 
+/* The newest in-use marker this version reads (docs/upgrading.md). */
+#define CLAIM_MARKER_VERSION	1
+
 enum claim_marker {
 	CLAIM_MARKER_NONE = 0,		/* the VF is free */
 	CLAIM_MARKER_READ,			/* claim->owner holds what it says */
 	CLAIM_MARKER_UNREADABLE,		/* torn or not a file: its owner is unknown */
+	/*
+	 * A newer release's, in a version this one does not read
+	 * (claim->written says whose): the VF is held by an attachment this
+	 * version cannot tell, never taken over or cleared.
+	 */
+	CLAIM_MARKER_NEWER,
 };
 
 struct claim {
@@ -43,6 +53,7 @@ struct claim {
 	char bdf[VF_BDF_LEN];
 	enum claim_marker marker;		/* the marker when the lock was taken */
 	struct claim_owner owner;
+	struct state_version written;	/* what the marker says of its writer */
 	double waited_ms;		/* for the lock, behind another attachment of the VF */
 };
 
@@ -52,9 +63,9 @@ int claim_lock(int dirfd, const char *bdf, unsigned timeout_ms, struct claim *cl
  * claim_lock, then -EBUSY (the lock dropped, claim->owner set) when the
  * marker names another attachment, or a namespace alone (an older
  * marker), whose namespace is still alive: also another attachment of the
- * same pod. A marker whose namespace is gone (its path names no namespace,
- * or another one than at ADD), or that cannot be read, is stale and may be
- * taken over.
+ * same pod; and when it is a newer release's. A marker whose namespace is
+ * gone (its path names no namespace, or another one than at ADD), or that
+ * cannot be read, is stale and may be taken over.
  */
 int claim_take(int dirfd, const char *bdf, const struct claim_owner *me, unsigned timeout_ms,
 		  struct claim *claim);
@@ -68,7 +79,8 @@ int claim_mark(struct claim *claim, const struct claim_owner *owner);
  * Remove the marker when it names `me`, as read now under the lock: only
  * the attachment that wrote a marker clears it (one that cannot be read
  * names nobody, and goes too). 0 also when there is none; -EBUSY, the
- * marker left in place, when it names another attachment.
+ * marker left in place, when it names another attachment or is a newer
+ * release's.
  */
 int claim_clear(struct claim *claim, const struct claim_owner *me);
 /* Drop the lock (the marker stays as it is). */

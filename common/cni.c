@@ -502,6 +502,8 @@ int cni_plugin_main(const struct cni_plugin *p, int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
 		printf("%s %s\n", p->name, PROJECT_VERSION);
 		print_versions(stdout);
+		if (p->formats)
+			printf("state versions read: %s\n", p->formats);
 		return 0;
 	}
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

@@ -40,6 +40,9 @@ const char *cni_cmd_name(enum cni_cmd cmd);
 /* ---- environment ---- */
 
 #define CNI_MAX_ARGS 32
+/* A number macro as a string literal (a version in struct cni_plugin's formats). */
+#define CNI_STR(x)	CNI_STR_(x)
+#define CNI_STR_(x)	#x
 
 struct cni_kv {
 	char *key;
@@ -85,6 +88,12 @@ struct cni_request {
 struct cni_plugin {
 	const char *name;
 	const char *about;		/* one line, printed with the version */
+	/*
+	 * The newest version of each file it reads (docs/upgrading.md), as
+	 * --version prints them after "state versions read: ", for rdma-doctor
+	 * and an operator to tell what a rollback can read; NULL: none.
+	 */
+	const char *formats;
 	int (*cmd_add)(struct cni_request *req, struct cni_result *res, struct cni_error *err);
 	int (*cmd_del)(struct cni_request *req, struct cni_error *err);
 	int (*cmd_check)(struct cni_request *req, struct cni_error *err);

@@ -170,8 +170,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = (size_t)utc_stamp(line, sizeof(line), ts.tv_sec);
-	r = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s[%ld] %s ", ts.tv_nsec / 1000000,
-		     lg.program, (long)getpid(), level_tags[lvl]);
+	/* The release beside the program: a node mid-upgrade runs two of them (docs/upgrading.md). */
+	r = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s/%s[%ld] %s ", ts.tv_nsec / 1000000,
+		     lg.program, PROJECT_VERSION, (long)getpid(), level_tags[lvl]);
 	n += (size_t)r;
 	if (lg.command[0]) {
 		r = snprintf(line + n, sizeof(line) - n, "%s ", lg.command);

@@ -2,7 +2,8 @@
 /*
  * log: one line per event, to stderr (the runtime keeps it) or to logFile.
  *
- * Format: "2026-11-23T08:31:49.123Z pool-ipam[1234] INFO ADD 3f2a..:net1: <text>"
+ * Format: "2026-11-23T08:31:49.123Z pool-ipam/0.2.0[1234] INFO ADD 3f2a..:net1: <text>",
+ * the program's name with its release (meson's project version).
  */
 #ifndef LOG_H
 #define LOG_H

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "state.h"
 #include "valid.h"
 
 #define NODE_CONFIG_MAX	65536
@@ -76,7 +77,8 @@ static int add_dir(enum policy_dir k, const char *dir)
 static int load(void)
 {
 	const char *file = getenv(POLICY_NODE_CONFIG_ENV);
-	char *buf = NULL;
+	struct state_version v;
+	char *buf = NULL, why[200];
 	const cJSON *arr, *it;
 	cJSON *j = NULL;
 	size_t len = 0;
@@ -103,6 +105,20 @@ static int load(void)
 	j = cJSON_ParseWithLength(buf, len);
 	if (!cJSON_IsObject(j)) {
 		ret = fail(-EINVAL, file, "not a JSON object");
+		goto out;
+	}
+	ret = state_version_get(j, POLICY_VERSION, false, &v);
+	if (ret == -EBADMSG) {
+		ret = fail(-EINVAL, file, "\"version\" is not a positive integer, or \"writtenBy\" "
+			   "not a short string");
+		goto out;
+	}
+	if (ret == -EPROTO) {
+		snprintf(why, sizeof(why), "\"version\": %d is a newer release's; this %s reads "
+			 "version %d: install that release again, or write the file for version %d "
+			 "(docs/upgrading.md)", v.version, STATE_WRITTEN_BY, POLICY_VERSION,
+			 POLICY_VERSION);
+		ret = fail(-EINVAL, file, why);
 		goto out;
 	}
 	for (k = 0; k < POLICY_N; k++) {

@@ -15,7 +15,10 @@
  *     "allowedLogDirs": [...], "allowedDeviceInfoDirs": [...],
  *     "allowedResolvConfDirs": [...] }
  *
- * at most POLICY_MAX_DIRS each, absolute. An allowed directory is resolved
+ * at most POLICY_MAX_DIRS each, absolute, and optionally "version": 1. A
+ * key this version does not know is ignored; a file saying a higher
+ * version is refused (docs/upgrading.md): what it narrows is nothing an
+ * older reader may ignore. An allowed directory is resolved
  * through the system's symlinks (/var/run is /run on Debian); below it,
  * callers walk with O_NOFOLLOW, so a symlink inside a store is refused.
  */
@@ -28,6 +31,8 @@
 #define POLICY_NODE_CONFIG	"/etc/cni/sriov-rdma-cni.json"
 #define POLICY_NODE_CONFIG_ENV	"SRIOV_RDMA_CNI_NODE_CONFIG"
 #define POLICY_MAX_DIRS		16
+/* The newest node config this version reads (docs/upgrading.md). */
+#define POLICY_VERSION		1
 
 enum policy_dir {
 	POLICY_STATE,		/* sriov-rdma stateDir */

@@ -369,3 +369,42 @@ int state_read_json(int dirfd, const char *name, cJSON **obj)
 	free(buf);
 	return r;
 }
+
+int state_version_put(cJSON *o, int version)
+{
+	char n[16];
+
+	/* As text: cJSON prints a number with sprintf, which ADD need not page in for it. */
+	snprintf(n, sizeof(n), "%d", version);
+	return cJSON_AddRawToObject(o, "version", n) &&
+	       cJSON_AddStringToObject(o, "writtenBy", STATE_WRITTEN_BY) ? 0 : -ENOMEM;
+}
+
+int state_version_get(const cJSON *o, int max, bool required, struct state_version *v)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "version");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "writtenBy");
+
+	memset(v, 0, sizeof(*v));
+	v->version = 1;
+	if (w && (!cJSON_IsString(w) || strlen(w->valuestring) >= sizeof(v->written_by)))
+		return -EBADMSG;
+	if (w)
+		strcpy(v->written_by, w->valuestring);
+	if (!n)
+		return required ? -EBADMSG : 0;
+	/* Checked before it is converted: no conversion sees a number an int cannot hold. */
+	if (!cJSON_IsNumber(n) || !(n->valuedouble >= 1 && n->valuedouble <= INT32_MAX) ||
+	    n->valuedouble != (double)(int)n->valuedouble)
+		return -EBADMSG;
+	v->version = (int)n->valuedouble;
+	return v->version > max ? -EPROTO : 0;
+}
+
+void state_version_format(const struct state_version *v, const char *what, int max, char *buf,
+			  size_t len)
+{
+	snprintf(buf, len, "%s as %s version %d; this %s reads %ss up to version %d",
+		 v->written_by[0] ? v->written_by : "an unknown release", what, v->version,
+		 STATE_WRITTEN_BY, what, max);
+}

@@ -71,4 +71,36 @@ int state_unseal(char *buf, size_t *len);
 int state_write_json(int dirfd, const char *name, const cJSON *obj, bool durable);
 int state_read_json(int dirfd, const char *name, cJSON **obj);
 
+/*
+ * Versions of what one release leaves for another (docs/upgrading.md): a
+ * file says "version", the oldest format a reader must know to release
+ * what it holds safely (a writer writes the lowest that is true of that
+ * file, so a member an older reader may ignore raises nothing), and
+ * "writtenBy", the release that wrote it. A reader of format N reads any
+ * file up to N, ignoring members it does not know, and refuses a higher
+ * one without touching anything it describes, naming who wrote it.
+ */
+#define STATE_WRITTEN_BY "sriov-rdma-cni " PROJECT_VERSION
+
+struct state_version {
+	int version;			/* 1 for a file that says none (before versions were kept) */
+	char written_by[64];		/* "" for a file that says none */
+};
+
+/* "version" and "writtenBy" (STATE_WRITTEN_BY) into o: 0 or -ENOMEM. */
+int state_version_put(cJSON *o, int version);
+/*
+ * The version of o (which required says must name one): 0 when this
+ * reader, of format max, reads it; -EPROTO when it is newer (*v says by
+ * whom); -EBADMSG when "version" is not a positive integer or "writtenBy"
+ * not a short string.
+ */
+int state_version_get(const cJSON *o, int max, bool required, struct state_version *v);
+/*
+ * "<release that wrote it> as <what> version <N>; this sriov-rdma-cni
+ * <ours> reads <what>s up to version <max>", for the message of a refusal.
+ */
+void state_version_format(const struct state_version *v, const char *what, int max, char *buf,
+			  size_t len);
+
 #endif

@@ -46,7 +46,7 @@ static cJSON *block_json(const struct ippool_conf *pc, const char *node, const s
 	cJSON *j = cJSON_CreateObject(), *ex, *rt, *sp;
 	int i;
 
-	if (!j ||
+	if (!j || state_version_put(j, IPPOOL_CACHE_VERSION) < 0 ||
 	    !add(j, "kind", cJSON_CreateString(ippool_kind_name(pc->kind))) ||
 	    !add(j, "namespace", cJSON_CreateString(pc->ns)) ||
 	    !add(j, "name", cJSON_CreateString(pc->name)) ||
@@ -148,6 +148,7 @@ static int block_parse(const cJSON *j, struct ippool_block *b)
 int ippool_cache_read(int store_dirfd, int set, const struct ippool_conf *pc, const char *node,
 		      struct ippool_block *b)
 {
+	struct state_version v;
 	char name[32];
 	cJSON *j = NULL;
 	int ret;
@@ -156,13 +157,16 @@ int ippool_cache_read(int store_dirfd, int set, const struct ippool_conf *pc, co
 	ret = state_read_json(store_dirfd, name, &j);
 	if (ret < 0)
 		return ret;
-	if (!same(j, "kind", ippool_kind_name(pc->kind)) || !same(j, "namespace", pc->ns) ||
-	    !same(j, "name", pc->name) || !same(j, "node", node))
+	ret = state_version_get(j, IPPOOL_CACHE_VERSION, false, &v);
+	if (ret == 0 && (!same(j, "kind", ippool_kind_name(pc->kind)) ||
+			 !same(j, "namespace", pc->ns) || !same(j, "name", pc->name) ||
+			 !same(j, "node", node)))
 		ret = -ENOENT;
-	else
+	else if (ret == 0)
 		ret = block_parse(j, b);
 	cJSON_Delete(j);
-	return ret;
+	/* A newer release's cache is none to this one: the API server is asked again. */
+	return ret == -EPROTO ? -ENOENT : ret;
 }
 
 int ippool_cache_remove(int store_dirfd, int set)

@@ -183,7 +183,7 @@ static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
 		      const struct pool_diag *d, struct cni_error *err)
 {
 	const char *net = p->path + strlen(c->data_dir) + (p->path[strlen(c->data_dir)] == '/');
-	char set[96] = "";
+	char set[96] = "", why[256];
 
 	if (d->set >= 0 && d->set < c->n_sets)
 		set_name(c, d->set, set, sizeof(set));
@@ -205,6 +205,17 @@ static int pool_error(int ret, const struct ipam_conf *c, const struct pool *p,
 			   d->file);
 		cni_error_details(err,
 				  "DEL the attachment (it leaves the address held and logs which), or restore the record");
+		return -1;
+	case -EPROTO:
+		/* The runtime retries DEL: once the release that wrote it is back, that DEL frees it. */
+		state_version_format(&d->written, "pool record", POOL_RECORD_VERSION, why,
+				     sizeof(why));
+		cni_errorf(err, CNI_ERR_TRY_AGAIN,
+			   "store record %s was written by %s: this attachment's addresses are left "
+			   "as they are", d->file, why);
+		cni_error_details(err, "install %s%s again (docs/upgrading.md, \"Rolling back\"), "
+				  "then retry", d->written.written_by[0] ? d->written.written_by :
+				  "the release that wrote it", d->written.written_by[0] ? " or later" : "");
 		return -1;
 	case -EXFULL:
 		return cni_errorf(err, CNI_ERR_POOL_EXHAUSTED,
@@ -702,6 +713,8 @@ static int cmd_status(struct cni_request *req, struct cni_error *err)
 static const struct cni_plugin plugin = {
 	.name = "pool-ipam",
 	.about = "pool-ipam: file-locked, crash-safe IP address pool",
+	.formats = "pool record " CNI_STR(POOL_RECORD_VERSION) ", ippool cache "
+		   CNI_STR(IPPOOL_CACHE_VERSION) ", node config " CNI_STR(POLICY_VERSION),
 	.cmd_add = cmd_add,
 	.cmd_del = cmd_del,
 	.cmd_check = cmd_check,

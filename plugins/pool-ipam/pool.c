@@ -267,6 +267,13 @@ void pool_unreadable(struct pool *p, const char *name, int why)
 	const char *aname = name;
 	struct stat st;
 
+	/* Not unreadable, but not this version's to judge: left for the release that can. */
+	if (why == -EPROTO) {
+		log_warn("store %s: %s is a newer release's, in a version this one does not read: "
+			 "left as it is (docs/upgrading.md)", p->path, name);
+		return;
+	}
+
 	if (name[0] == 'c') {
 		if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return;
@@ -297,6 +304,10 @@ int pool_lookup(struct pool *p, const struct pool_owner *o, int s, struct pool_r
 	ret = pool_record_load(p->dirfd, cname, r, &cst);
 	if (ret == -ENOENT)
 		return ret;
+	if (ret == -EPROTO) {
+		d->written = r->written;
+		return ret;
+	}
 	if (ret == 0 && !pool_record_same_owner(r, o->container_id, o->ifname, s))
 		ret = -EBADMSG;
 	if (ret < 0 && repair) {
@@ -314,6 +325,12 @@ int pool_lookup(struct pool *p, const struct pool_owner *o, int s, struct pool_r
 	ret = pool_record_load(p->dirfd, aname, &x, &ast);
 	if (ret == 0 && pool_record_same(&x, r))
 		return relink(p, aname, cname);
+	/* Whether it is this owner's is not this version's to say: nothing is repaired. */
+	if (ret == -EPROTO) {
+		diag_file(p, d, aname);
+		d->written = x.written;
+		return ret;
+	}
 	if (!repair) {
 		d->set = s;
 		diag_file(p, d, aname);
@@ -363,25 +380,48 @@ bool pool_before_boot(const struct pool *p, const char *name)
 int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d)
 {
 	char cname[POOL_NAME_MAX];
+	struct ipam_addr addr[IPAM_MAX_SETS];
+	struct stat st[IPAM_MAX_SETS];
+	bool have[IPAM_MAX_SETS] = { false };
 	struct pool_record r;
-	struct stat st;
 	int s, ret;
 
 	*released = 0;
-	/* Every possible set: the config may have lost a set since the ADD. */
+	/*
+	 * Every possible set (the config may have lost a set since the ADD),
+	 * each read before any is released: one of a newer release leaves
+	 * them all as they are.
+	 */
 	for (s = 0; s < IPAM_MAX_SETS; s++) {
 		pool_record_name_owner(cname, sizeof(cname), o, s);
-		ret = pool_record_load(p->dirfd, cname, &r, &st);
+		ret = pool_record_load(p->dirfd, cname, &r, &st[s]);
 		if (ret == -ENOENT)
 			continue;
+		if (ret == -EPROTO) {
+			diag_file(p, d, cname);
+			d->written = r.written;
+			return ret;
+		}
 		if (ret == 0 && !pool_record_same_owner(&r, o->container_id, o->ifname, s))
 			ret = -EBADMSG;
 		if (ret < 0) {
 			pool_unreadable(p, cname, ret);
 			continue;
 		}
-		ret = pool_release(p, &r, &st);
+		addr[s] = r.addr;
+		have[s] = true;
+	}
+	/* What pool_release compares: the owner each record above named, its set, its address. */
+	snprintf(r.container_id, sizeof(r.container_id), "%s", o->container_id);
+	snprintf(r.ifname, sizeof(r.ifname), "%s", o->ifname);
+	for (s = 0; s < IPAM_MAX_SETS; s++) {
+		if (!have[s])
+			continue;
+		r.set = s;
+		r.addr = addr[s];
+		ret = pool_release(p, &r, &st[s]);
 		if (ret < 0) {
+			pool_record_name_owner(cname, sizeof(cname), o, s);
 			diag_file(p, d, cname);
 			return ret;
 		}

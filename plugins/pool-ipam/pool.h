@@ -36,6 +36,9 @@
  *                   (diag.set, diag.addr: held, diag.holder: asked)
  *   -EINVAL         two requested addresses for one range set (diag.set)
  *   -ENOENT         (pool_check) the reservation of diag.set is missing (diag.file)
+ *   -EPROTO         (ADD, CHECK, DEL) the owner's own record is a newer release's, in a
+ *                   version this one does not read (diag.file, diag.written): nothing
+ *                   of the owner's is changed
  *   -ETIMEDOUT      the lock was not obtained in time
  *   other           the file system failed (diag.file: the store)
  */
@@ -66,6 +69,7 @@ struct pool_diag {
 	char file[PATH_MAX + 320];
 	char addr[IPAM_ADDR_STRLEN];
 	char holder[280];		/* "containerID:ifname" */
+	struct state_version written;	/* -EPROTO: what the record says of its writer */
 };
 
 /* The kernel's boot ID from <proc_root>/sys/kernel/random/boot_id. */
@@ -83,6 +87,7 @@ void pool_close(struct pool *p);
 /*
  * Release every reservation of the owner; none is success. *released
  * counts them. An unreadable one is logged and left held: not an error.
+ * One of a newer release (-EPROTO) leaves every one of them as it is.
  */
 int pool_del(struct pool *p, const struct pool_owner *o, int *released, struct pool_diag *d);
 /* Every set must hold a complete reservation for the owner: out[] gets them. */

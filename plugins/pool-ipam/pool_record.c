@@ -76,6 +76,11 @@ int pool_record_parse(char *buf, size_t len, struct pool_record *r)
 	j = cJSON_ParseWithLength(buf, len);
 	if (!j)
 		return -EBADMSG;
+	/* A newer one is not read further: what it holds is not this version's to judge. */
+	ret = state_version_get(j, POOL_RECORD_VERSION, false, &r->written);
+	if (ret < 0)
+		goto out;
+	ret = -EBADMSG;
 	addr = cJSON_GetObjectItemCaseSensitive(j, "address");
 	set = cJSON_GetObjectItemCaseSensitive(j, "set");
 	cid = cJSON_GetObjectItemCaseSensitive(j, "containerID");
@@ -176,7 +181,7 @@ int pool_record_write_tmp(int tmpfd, const struct pool_owner *o, int set,
 	snprintf(n_set, sizeof(n_set), "%d", set);
 	snprintf(n_created, sizeof(n_created), "%lld", (long long)time(NULL));
 	j = cJSON_CreateObject();
-	if (!j ||
+	if (!j || state_version_put(j, POOL_RECORD_VERSION) < 0 ||
 	    !cJSON_AddStringToObject(j, "address", s) ||
 	    !cJSON_AddRawToObject(j, "set", n_set) ||
 	    !cJSON_AddStringToObject(j, "containerID", o->container_id) ||

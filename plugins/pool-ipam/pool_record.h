@@ -19,9 +19,12 @@
 #include <sys/stat.h>
 #include <net/if.h>
 #include "ipam_addr.h"
+#include "state.h"
 
 #define POOL_RECORD_MAX		8192	/* bytes: a larger entry is not a record */
 #define POOL_NAME_MAX		300	/* an entry name, "c-" + containerID + ":" + ifname + ".set" */
+/* The newest record this version reads (docs/upgrading.md). */
+#define POOL_RECORD_VERSION	1
 
 /* One reservation, as its record says. */
 struct pool_record {
@@ -32,6 +35,7 @@ struct pool_record {
 	char netns[PATH_MAX];
 	char boot_id[64];
 	long long created;
+	struct state_version written;	/* what the record says of its writer */
 };
 
 struct pool_owner {
@@ -53,14 +57,18 @@ bool pool_record_same_owner(const struct pool_record *r, const char *cid, const 
 /* Both records say the same reservation: owner, set and address. */
 bool pool_record_same(const struct pool_record *a, const struct pool_record *b);
 
-/* A record's bytes (sealed JSON; buf is modified): 0 or -EBADMSG. */
+/*
+ * A record's bytes (sealed JSON; buf is modified): 0, -EBADMSG, or -EPROTO
+ * for a newer release's in a version this one does not read (r->written
+ * says whose; nothing else of r is filled).
+ */
 int pool_record_parse(char *buf, size_t len, struct pool_record *r);
 
 /*
- * Read record `name` of the store directory dirfd: 0, -ENOENT, or another
- * -errno when the entry exists but says nothing usable (-EBADMSG: not a
- * regular file, too large, or not a record). *st comes from the
- * descriptor the record is read through.
+ * Read record `name` of the store directory dirfd: 0, -ENOENT, -EPROTO (a
+ * newer release's), or another -errno when the entry exists but says
+ * nothing usable (-EBADMSG: not a regular file, too large, or not a
+ * record). *st comes from the descriptor the record is read through.
  */
 int pool_record_load(int dirfd, const char *name, struct pool_record *r, struct stat *st);
 

@@ -35,6 +35,7 @@ struct add_ctx {
 	struct sriov_record rec;	/* add_record_fill's, and what later steps made */
 	/* Another attachment's record: a repeated ADD's, or that of a stale claim taken over. */
 	struct sriov_record old;
+	bool old_newer;			/* the holder's record is a newer release's (old.written) */
 	struct sriov_devinfo_prior devinfo_prior;	/* the device plugin's copy at the path */
 	struct cni_result ipam;
 	struct cni_delegation ipam_d;	/* the IPAM's ADD, while the VF moves */

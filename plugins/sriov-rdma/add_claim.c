@@ -24,6 +24,10 @@ static int refuse_existing(struct add_ctx *c, struct cni_error *err)
 	ret = sriov_record_read(c->state_fd, name, &c->old);
 	if (ret == -ENOENT)
 		return 0;
+	if (ret == -EPROTO) {
+		sriov_record_newer(prev, c->conf.state_dir, name, "nothing was changed", err);
+		return -EEXIST;
+	}
 	if (ret < 0)
 		cni_errorf(err, CNI_ERR_STORE_CORRUPT, "stateDir %s: the record %s of this "
 			   "attachment is unreadable", c->conf.state_dir, name);
@@ -60,6 +64,10 @@ static int take_over(struct add_ctx *c, struct cni_error *err)
 		if (ret == 0 && strcmp(old->bdf, c->vf.bdf))
 			ret = -EBADMSG;
 	}
+	if (ret == -EPROTO) {
+		sriov_record_newer(old, c->conf.state_dir, name, "the VF is not taken over", err);
+		return -EPROTO;
+	}
 	if (ret == 0) {
 		log_info("VF %s: taking over the stale claim of %s: restoring the VF as its record "
 			 "says", c->vf.bdf, who);
@@ -87,10 +95,18 @@ static int take_over(struct add_ctx *c, struct cni_error *err)
 /* The VF is another attachment's, whose namespace is alive. */
 static int refuse_busy(struct add_ctx *c, struct cni_error *err)
 {
-	char who[4400];
+	char who[4400], name[512];
 
 	claim_owner_format(&c->claim.owner, who, sizeof(who));
 	claim_release(&c->claim);
+	/* The holder a newer release recorded: what this version cannot take over, and why. */
+	if (c->old_newer) {
+		sriov_record_name(c->claim.owner.container_id, c->claim.owner.ifname, name,
+				  sizeof(name));
+		sriov_record_newer(&c->old, c->conf.state_dir, name, "the VF is not taken over",
+				   err);
+		return -EBUSY;
+	}
 	cni_errorf(err, CNI_ERR_DEVICE_IN_USE, "deviceID %s: VF in use by %s", c->vf.bdf, who);
 	cni_error_details(err, "another attachment holds this VF; the device plugin allocated it "
 			  "twice, or that pod's DEL has not run yet (if its runtime forgot it, "
@@ -113,6 +129,12 @@ int add_claim_run(struct add_ctx *c, struct cni_error *err)
 	if (ret < 0)
 		return cni_errorf(err, CNI_ERR_IO, "deviceID %s: cannot lock the VF in %s/%s: %s",
 				  c->vf.bdf, c->conf.state_dir, SRIOV_PCI_SUBDIR, strerror(-ret));
+	if (c->claim.marker == CLAIM_MARKER_NEWER) {
+		sriov_release_marker_newer(&c->claim, c->conf.state_dir, "the VF is not taken over",
+					   err);
+		claim_release(&c->claim);
+		return -EBUSY;
+	}
 	busy = claim_busy(&c->claim, &c->me);
 	if (busy && !add_orphan_found(c))
 		return refuse_busy(c, err);

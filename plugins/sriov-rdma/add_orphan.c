@@ -35,8 +35,11 @@ static const char *not_forgotten(struct add_ctx *c, const char *uid, char *why, 
 	if (strcmp(o->ifname, c->req->env.ifname))
 		return "it is another interface";
 	sriov_record_name(o->container_id, o->ifname, name, sizeof(name));
-	if (sriov_record_read(c->state_fd, name, &c->old) < 0 || strcmp(old->bdf, c->vf.bdf) ||
-	    strcmp(old->netns, o->netns))
+	ret = sriov_record_read(c->state_fd, name, &c->old);
+	c->old_newer = ret == -EPROTO;
+	if (c->old_newer)
+		return "its record is a newer release's";
+	if (ret < 0 || strcmp(old->bdf, c->vf.bdf) || strcmp(old->netns, o->netns))
 		return "its record is missing or unreadable";
 	if (!old->pod_uid[0])
 		return "its record names no pod";

@@ -308,6 +308,10 @@ int sriov_cmd_check(struct cni_request *req, struct cni_error *err)
 	}
 	sriov_record_name(req->env.container_id, req->env.ifname, name, sizeof(name));
 	ret = sriov_record_read(dirfd, name, rec);
+	if (ret == -EPROTO) {
+		sriov_record_newer(rec, conf->state_dir, name, "nothing was checked", err);
+		goto out;
+	}
 	if (ret < 0) {
 		cni_errorf(err, CNI_ERR_UNKNOWN_CONTAINER, "no attachment %s:%s in stateDir %s (%s)",
 			   req->env.container_id, req->env.ifname, conf->state_dir, strerror(-ret));

@@ -30,6 +30,10 @@
 
 /* ---- DEL ---- */
 
+/* What a DEL refused for a newer release's record or marker leaves (docs/upgrading.md). */
+#define DEL_NEWER_LEAVES \
+	"nothing was changed: the VF, its address and the record stay as they are"
+
 struct del_ctx {
 	struct cni_request *req;
 	struct sriov_paths paths;
@@ -219,6 +223,8 @@ static int release(struct del_ctx *c, int rec_ret, struct cni_error *err)
 	if (rec_ret == 0)
 		return sriov_release_locked(&c->rec, c->req->env.netns, c->dirfd, &c->claim,
 					    &c->paths, &c->timing, err);
+	if (rec_ret == -EPROTO)
+		return sriov_record_newer(&c->rec, c->state_dir, c->name, DEL_NEWER_LEAVES, err);
 	if (rec_ret == -ENOENT) {
 		if (c->claim.lock_fd < 0 || !claim_held_by(&c->claim, &c->me)) {
 			log_debug("no record of %s:%s: nothing to undo", c->req->env.container_id,
@@ -326,8 +332,23 @@ int sriov_cmd_del(struct cni_request *req, struct cni_error *err)
 	 * address too) or starts after (and finds nothing of this DEL's).
 	 */
 	timing_lap(&c->timing, "record");
+	/*
+	 * A newer release's record, or a marker of one naming a VF this
+	 * attachment recorded: this version cannot tell what they hold, and
+	 * its DEL releases neither the VF nor the address (the pod may still
+	 * use both); the retry after that release is installed again does.
+	 */
+	if (rec_ret == -EPROTO) {
+		sriov_record_newer(rec, c->state_dir, c->name, DEL_NEWER_LEAVES, err);
+		goto out;
+	}
 	ret = lock_vf(c);
 	timing_lap(&c->timing, "lock");
+	if (ret == 0 && rec_ret != -ENOENT && c->claim.lock_fd >= 0 &&
+	    c->claim.marker == CLAIM_MARKER_NEWER) {
+		sriov_release_marker_newer(&c->claim, c->state_dir, DEL_NEWER_LEAVES, err);
+		goto out;
+	}
 	ipam_del_start(c, ret);
 	if (ret == -ETIMEDOUT) {
 		cni_errorf(err, CNI_ERR_TRY_AGAIN,

@@ -12,7 +12,9 @@
  * covers the attachments to this network only (the spec), and a runtime
  * with several networks GCs each with its own list: only records of this
  * network are collected, and one that names no network (an older
- * version's) is left to DEL.
+ * version's) is left to DEL. One this version cannot release (a newer
+ * release's record or in-use marker, docs/upgrading.md) is left whole:
+ * the IPAM's GC is told it is still valid, so its address stays too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,7 +42,36 @@ struct gc_ctx {
 	char state_dir[PATH_MAX];
 	int dirfd;
 	struct sriov_record rec;	/* the one record being looked at */
+	cJSON *kept;			/* {containerID, ifname} of those left as they are, or NULL */
+	bool kept_lost;			/* one of them could not be added (out of memory) */
 };
+
+/*
+ * The attachment of record `name` ("<containerID>:<ifname>.json": ':' is in
+ * neither), which this version leaves as it is, for the IPAM's valid list.
+ */
+static void keep(struct gc_ctx *c, const char *name)
+{
+	char cid[256], ifname[IFNAMSIZ];
+	const char *colon = strchr(name, ':');
+	size_t n = colon ? (size_t)(colon - name) : 0, m = colon ? strlen(colon + 1) - 5 : 0;
+	cJSON *o;
+
+	if (!colon || n >= sizeof(cid) || m >= sizeof(ifname))
+		return;
+	memcpy(cid, name, n);
+	cid[n] = '\0';
+	memcpy(ifname, colon + 1, m);
+	ifname[m] = '\0';
+	if (!c->kept)
+		c->kept = cJSON_CreateArray();
+	o = cJSON_CreateObject();
+	if (!c->kept || !o || !cJSON_AddStringToObject(o, "containerID", cid) ||
+	    !cJSON_AddStringToObject(o, "ifname", ifname) || !cJSON_AddItemToArray(c->kept, o)) {
+		cJSON_Delete(o);
+		c->kept_lost = true;
+	}
+}
 
 static int collect(struct gc_ctx *c, struct cni_error *err)
 {
@@ -62,6 +93,15 @@ static int collect(struct gc_ctx *c, struct cni_error *err)
 		if (!is_record_name(de->d_name))
 			continue;
 		ret = sriov_record_read(c->dirfd, de->d_name, rec);
+		if (ret == -EPROTO) {
+			/* Whose network it is, is not this version's to read: left, not an error. */
+			memset(&one, 0, sizeof(one));
+			sriov_record_newer(rec, c->state_dir, de->d_name, "left as it is, its address "
+					   "too", &one);
+			log_warn("GC: %s; %s", one.msg, one.details);
+			keep(c, de->d_name);
+			continue;
+		}
 		if (ret < 0) {
 			log_warn("GC: skipping unreadable record %s: %s", de->d_name, strerror(-ret));
 			continue;
@@ -72,13 +112,57 @@ static int collect(struct gc_ctx *c, struct cni_error *err)
 		log_info("GC: %s:%s is no longer attached: releasing VF %s", rec->container_id,
 			 rec->ifname, rec->bdf);
 		memset(&one, 0, sizeof(one));
+		ret = sriov_release_record(c->dirfd, de->d_name, &c->paths, rec, &one);
+		if (ret == -EPROTO) {
+			log_warn("GC: %s; %s", one.msg, one.details);
+			keep(c, de->d_name);
+			continue;
+		}
 		/* The spec: keep going past a failure; report the first one. */
-		if (sriov_release_record(c->dirfd, de->d_name, &c->paths, rec, &one) && one.code &&
-		    !err->code)
+		if (ret && one.code && !err->code)
 			*err = one;
 	}
 	closedir(dir);
 	return err->code ? -1 : 0;
+}
+
+#define VALID_KEY "cni.dev/valid-attachments"
+
+/* The IPAM's GC, with what was left as it is added to the runtime's valid attachments. */
+static int ipam_gc(struct cni_request *req, struct gc_ctx *c, const char *ipam,
+		   struct cni_error *err)
+{
+	struct cni_request with_kept = *req;
+	cJSON *conf, *valid, *it;
+	char *text = NULL;
+	bool ok;
+	int ret;
+
+	if (!c->kept && !c->kept_lost)
+		return cni_delegate(req, ipam, CNI_CMD_GC, NULL, err);
+	conf = cJSON_ParseWithLength(req->stdin_buf, req->stdin_len);
+	valid = cJSON_CreateArray();
+	ok = conf && valid && !c->kept_lost;
+	/* CRI-O's null for a network without pods becomes a list of what is left. */
+	cJSON_ArrayForEach(it, (ok ? cJSON_GetObjectItemCaseSensitive(conf, VALID_KEY) : NULL))
+		ok = ok && cJSON_AddItemToArray(valid, cJSON_Duplicate(it, true));
+	cJSON_ArrayForEach(it, (ok ? c->kept : NULL))
+		ok = ok && cJSON_AddItemToArray(valid, cJSON_Duplicate(it, true));
+	if (ok && cJSON_ReplaceItemInObjectCaseSensitive(conf, VALID_KEY, valid)) {
+		valid = NULL;
+		text = cJSON_PrintUnformatted(conf);
+	}
+	cJSON_Delete(valid);
+	cJSON_Delete(conf);
+	/* An entry lost would be an address released under a pod: no GC rather than that. */
+	if (!text)
+		return cni_errorf(err, CNI_ERR_PLUGIN, "GC: out of memory: the IPAM's GC is not run, "
+				  "so that it releases no address this version leaves");
+	with_kept.stdin_buf = text;
+	with_kept.stdin_len = strlen(text);
+	ret = cni_delegate(&with_kept, ipam, CNI_CMD_GC, NULL, err);
+	free(text);
+	return ret;
 }
 
 int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
@@ -106,12 +190,13 @@ int sriov_cmd_gc(struct cni_request *req, struct cni_error *err)
 			collect(c, err);
 	}
 	ipam = sriov_ipam_type_to_release(req);
-	if (ipam && cni_delegate(req, ipam, CNI_CMD_GC, NULL, &ipam_err) && !err->code)
+	if (ipam && ipam_gc(req, c, ipam, &ipam_err) && !err->code)
 		*err = ipam_err;
 	ret = 0;
 out:
 	if (c->dirfd >= 0)
 		close(c->dirfd);
+	cJSON_Delete(c->kept);
 	free(c->valid);
 	free(c);
 	return ret < 0 || err->code ? -1 : 0;

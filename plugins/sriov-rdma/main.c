@@ -10,6 +10,7 @@
  */
 #include "link.h"
 #include "log.h"
+#include "policy.h"
 #include "sriov.h"
 
 /* What this command cost the node's RTNL: one count per request, dumps included. */
@@ -79,6 +80,8 @@ static int cmd_gc(struct cni_request *req, struct cni_error *err)
 static const struct cni_plugin plugin = {
 	.name = "sriov-rdma",
 	.about = "SR-IOV VF netdev and RDMA device into a pod network namespace",
+	.formats = "attachment record " CNI_STR(SRIOV_RECORD_VERSION) ", in-use marker "
+		   CNI_STR(CLAIM_MARKER_VERSION) ", node config " CNI_STR(POLICY_VERSION),
 	.cmd_add = cmd_add,
 	.cmd_del = cmd_del,
 	.cmd_check = cmd_check,

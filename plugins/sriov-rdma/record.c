@@ -19,8 +19,6 @@
 #include "sysctl.h"
 #include "sriov.h"
 
-#define RECORD_VERSION 1
-
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len)
 {
 	/* ':' is in neither a container ID nor an ifname, so the name is unambiguous. */
@@ -371,7 +369,8 @@ static cJSON *record_to_json(const struct sriov_record *r)
 	bool ok = o != NULL;
 	int i;
 
-	ok = ok && cJSON_AddNumberToObject(o, "version", RECORD_VERSION) &&
+	/* Every member this version adds is one an older reader may ignore: still version 1. */
+	ok = ok && state_version_put(o, SRIOV_RECORD_VERSION) == 0 &&
 	     cJSON_AddStringToObject(o, "containerID", r->container_id) &&
 	     cJSON_AddStringToObject(o, "ifname", r->ifname) &&
 	     cJSON_AddStringToObject(o, "netns", r->netns) &&
@@ -441,12 +440,16 @@ static bool bdf_ok(const char *bdf, bool required)
 static int record_from_json(const cJSON *o, struct sriov_record *r)
 {
 	const cJSON *addrs, *a, *flag;
-	long long v, index, host_mtu, pod_mtu, rdma_index, ns_dev, ns_ino;
+	long long index, host_mtu, pod_mtu, rdma_index, ns_dev, ns_ino;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (!cJSON_IsObject(o) || !int_ok(o, "version", 0, 1000, true, 0, &v) ||
-	    v != RECORD_VERSION)
+	if (!cJSON_IsObject(o))
 		return -EBADMSG;
+	/* A newer one is not read further: what it holds is not this version's to judge. */
+	ret = state_version_get(o, SRIOV_RECORD_VERSION, true, &r->written);
+	if (ret < 0)
+		return ret;
 	if (get_str(o, "network", r->network, sizeof(r->network), false) ||
 	    get_str(o, "ipam", r->ipam_type, sizeof(r->ipam_type), false) ||
 	    get_str(o, "containerID", r->container_id, sizeof(r->container_id), true) ||
@@ -570,6 +573,22 @@ int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec)
 	ret = sriov_record_parse(buf, len, rec);
 	free(buf);
 	return ret;
+}
+
+int sriov_record_newer(const struct sriov_record *rec, const char *state_dir, const char *name,
+		       const char *what, struct cni_error *err)
+{
+	const char *by = rec->written.written_by;
+	char who[256];
+
+	state_version_format(&rec->written, "attachment record", SRIOV_RECORD_VERSION, who,
+			     sizeof(who));
+	cni_errorf(err, CNI_ERR_TRY_AGAIN, "stateDir %s: the record %s was written by %s, and "
+		   "cannot release it safely: %s", state_dir, name, who, what);
+	cni_error_details(err, "install %s%s again (docs/upgrading.md, \"Rolling back\"): the "
+			  "runtime's next DEL then releases it", by[0] ? by : "the release that wrote it",
+			  by[0] ? " or later" : "");
+	return -1;
 }
 
 int sriov_record_remove(int dirfd, const struct sriov_record *rec)

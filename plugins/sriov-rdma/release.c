@@ -25,6 +25,24 @@
 #include "release.h"
 #include "timing.h"
 
+int sriov_release_marker_newer(const struct claim *claim, const char *state_dir,
+			       const char *what, struct cni_error *err)
+{
+	const char *by = claim->written.written_by;
+	char who[256];
+
+	state_version_format(&claim->written, "in-use marker", CLAIM_MARKER_VERSION, who,
+			     sizeof(who));
+	cni_errorf(err, CNI_ERR_TRY_AGAIN, "deviceID %s: the in-use marker %s%s%s/%s was written "
+		   "by %s, and cannot tell which attachment holds the VF: %s", claim->bdf,
+		   state_dir ? state_dir : "", state_dir ? "/" : "", SRIOV_PCI_SUBDIR, claim->bdf,
+		   who, what);
+	cni_error_details(err, "install %s%s again (docs/upgrading.md, \"Rolling back\"): it "
+			  "releases the VF", by[0] ? by : "the release that wrote it",
+			  by[0] ? " or later" : "");
+	return -1;
+}
+
 void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *owner)
 {
 	memset(owner, 0, sizeof(*owner));
@@ -293,6 +311,8 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 	int pod_fd = -1, ret;
 
 	sriov_release_owner(rec, &me);
+	if (locked && claim->marker == CLAIM_MARKER_NEWER)
+		return sriov_release_marker_newer(claim, NULL, "nothing was changed", err);
 	if (locked && claim->marker == CLAIM_MARKER_READ && !claim_held_by(claim, &me)) {
 		/* A late DEL must not reset a VF another pod owns now (sriov-cni #219). */
 		claim_owner_format(&claim->owner, who, sizeof(who));
@@ -373,14 +393,18 @@ int sriov_release_record(int state_dirfd, const char *name, const struct sriov_p
 	}
 	/* A DEL may have come first: only what is still recorded under the lock is undone. */
 	ret = sriov_record_read(state_dirfd, name, rec);
-	if (ret == 0 && strcmp(rec->bdf, bdf) == 0)
+	if (ret == 0 && strcmp(rec->bdf, bdf) == 0 && claim.marker == CLAIM_MARKER_NEWER) {
+		sriov_release_marker_newer(&claim, NULL, "left as it is, its address too", err);
+		ret = -EPROTO;
+	} else if (ret == 0 && strcmp(rec->bdf, bdf) == 0) {
 		ret = sriov_release_locked(rec, rec->netns, state_dirfd, &claim, paths, NULL, err);
-	else
+	} else {
 		ret = ret == -ENOENT ? 0 : ret;
+	}
 	claim_release(&claim);
 out:
 	close(pci_fd);
-	return err->code ? -1 : ret;
+	return err->code && ret != -EPROTO ? -1 : ret;
 }
 
 /* The note's name: the attachment's record name. */
@@ -411,7 +435,7 @@ static void note_leftover(int state_dirfd, const struct sriov_record *old, const
 	}
 	sriov_record_name(old->container_id, old->ifname, name, sizeof(name));
 	pod = o ? cJSON_AddObjectToObject(o, "pod") : NULL;
-	if (pod && cJSON_AddNumberToObject(o, "version", 1) &&
+	if (pod && state_version_put(o, 1) == 0 &&
 	    cJSON_AddStringToObject(o, "containerID", old->container_id) &&
 	    cJSON_AddStringToObject(o, "ifname", old->ifname) &&
 	    cJSON_AddStringToObject(o, "netns", old->netns) &&

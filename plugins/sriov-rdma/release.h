@@ -12,6 +12,14 @@
 #define SRIOV_RELEASE_BY_HAND \
 	"release it by hand as docs/how-it-works.md \"When DEL cannot clean up\" says"
 
+/*
+ * The refusal of a VF whose in-use marker a newer release wrote, in a
+ * version this one does not read (CLAIM_MARKER_NEWER): code 11, naming it,
+ * who wrote it and what to run; what: what the command leaves; state_dir
+ * may be NULL.
+ */
+int sriov_release_marker_newer(const struct claim *claim, const char *state_dir,
+			       const char *what, struct cni_error *err);
 /* The attachment a record describes, as the in-use marker names it. */
 void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *owner);
 /*
@@ -20,7 +28,8 @@ void sriov_release_owner(const struct sriov_record *rec, struct claim_owner *own
  * Whatever is gone (pod, netdev, RDMA device, VF, PF) is skipped with a
  * warning. The record is removed, the marker cleared when it names the
  * attachment; a marker naming another attachment means the VF has a new
- * owner, and it is left alone. timing (NULL for none) gets a lap per
+ * owner, and it is left alone. A marker of a newer release
+ * (CLAIM_MARKER_NEWER) is refused, code 11, nothing changed. timing (NULL for none) gets a lap per
  * phase, and the release's log line says them.
  */
 int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, int state_dirfd,
@@ -36,7 +45,11 @@ int sriov_release_locked(const struct sriov_record *rec, const char *pod_netns, 
 void sriov_release_fallback(const struct vf_dev *vf, const struct claim_owner *owner,
 			    const char *container_id, const char *ifname, const char *netns,
 			    struct sriov_record *rec);
-/* GC: read record `name` into rec, lock its VF, read it again under the lock, undo it. */
+/*
+ * GC: read record `name` into rec, lock its VF, read it again under the
+ * lock, undo it. -EPROTO when this version cannot (a newer release's
+ * record, or marker: err says so then), with nothing changed.
+ */
 int sriov_release_record(int state_dirfd, const char *name, const struct sriov_paths *paths,
 			 struct sriov_record *rec, struct cni_error *err);
 /* A record, or whatever stands in its place (a directory): gone, or logged. */

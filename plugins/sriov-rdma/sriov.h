@@ -27,6 +27,7 @@
 #include "link.h"
 #include "pf.h"
 #include "rdma.h"
+#include "state.h"
 #include "sysctl.h"
 #include "timing.h"
 #include "vf.h"
@@ -172,6 +173,8 @@ struct sriov_rail_made {
  * identity wherever they are).
  */
 struct sriov_record {
+	/* What the file said of its writer (docs/upgrading.md); a write says this release's. */
+	struct state_version written;
 	bool in_progress;		/* ADD has not finished (or was killed) */
 	/* The network's name (conf.name): a GC collects its own only. "" in an older record. */
 	char network[256];
@@ -316,15 +319,28 @@ int sriov_rail_check(const struct sriov_record *rec, bool multi_rail, const char
 		     struct cni_error *err);
 
 /* record.c */
+/* The newest attachment record this version reads (docs/upgrading.md). */
+#define SRIOV_RECORD_VERSION	1
 /* "vlan 0, vlanQoS 0, vlanProto 802.1q; trust off": the config's words for mask's fields. */
 void sriov_vf_fields_format(unsigned mask, const struct pf_vf_config *v, char *buf, size_t len);
 void sriov_record_name(const char *container_id, const char *ifname, char *out, size_t len);
 int sriov_record_write(int dirfd, const struct sriov_record *rec);
-/* -ENOENT when absent, -EBADMSG when unreadable (garbled, out of range, not a file). */
+/*
+ * -ENOENT when absent, -EBADMSG when unreadable (garbled, out of range, not
+ * a file), -EPROTO when a newer release wrote it in a version this one does
+ * not read (rec->written says which; nothing else of rec is filled).
+ */
 int sriov_record_read(int dirfd, const char *name, struct sriov_record *rec);
 /* The same from a sealed buffer (modified in place): the parser the fuzz target drives. */
 int sriov_record_parse(char *buf, size_t len, struct sriov_record *rec);
 int sriov_record_remove(int dirfd, const struct sriov_record *rec);
+/*
+ * The refusal of a record of a newer release (sriov_record_read gave
+ * -EPROTO): code 11, naming the record, who wrote it and what to run;
+ * what: the command's words for what it leaves ("nothing was changed").
+ */
+int sriov_record_newer(const struct sriov_record *rec, const char *state_dir, const char *name,
+		       const char *what, struct cni_error *err);
 /* A pod's namespace, name or UID fit for the record: [A-Za-z0-9._-], 1 to 253 characters. */
 bool sriov_pod_field_ok(const char *s);
 

@@ -318,6 +318,40 @@ t_eq "$RC" 0 "exit status once allowed ($OUT)"
 t_contains "$OUT" "OK ippool nvidia-network-operator/rdma-pool: node gpu-node-1 reads its block of IPPool nvidia-network-operator/rdma-pool" "OK"
 t_eq "$(find "$T_TMP/doctor-store" -mindepth 1 | wc -l)" 0 "the throwaway store is gone"
 
+t_begin "attachments: each named with the release that wrote it; one the installed sriov-rdma refuses is a FAIL saying what to install"
+node versions
+bin=$T_TMP/cni-bin-versions
+st=$T_TMP/versions-state
+mkdir -p "$bin" "$st/pci"
+cp "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" "$BUILD_DIR/plugins/pool-ipam/pool-ipam" "$bin/"
+ver=$("$bin/sriov-rdma" --version | head -n 1)
+# record FILE VERSION WRITER: an attachment record as a release wrote it (writer "" writes none).
+record() {
+	jq -nc --argjson v "$2" --arg w "$3" --arg c "${1%%:*}" '{version: $v, containerID: $c,
+		ifname: "net1", netns: "", deviceID: "'$VF0'", pod: {namespace: "ns", name: "p"}}
+		+ (if $w == "" then {} else {writtenBy: $w} end)' > "$st/$1"
+}
+record old1:net1.json 1 ""
+record new1:net1.json 1 "sriov-rdma-cni 0.2.0"
+record fut1:net1.json 2 "sriov-rdma-cni 9.0.0"
+printf '{"version": 3, "writtenBy": "sriov-rdma-cni 9.1.0", "containerID": "fut1"}\n' > "$st/pci/$VF1"
+: > "$st/pci/$VF1.lock"
+OUT=$("$DOCTOR" --state-dir "$st" --sysfs-root "$SYS" --proc-root "$PROCR" --cni-bin-dir "$bin" 2>&1)
+RC=$?
+t_eq "$RC" 1 "exit status"
+t_contains "$OUT" "OK plugin sriov-rdma: $bin/sriov-rdma is installed: $ver, reads attachment record 1, in-use marker 1, node config 1" \
+	"the installed release and what it reads"
+t_contains "$OUT" "INFO attachment old1:net1: VF $VF0 in (no netns), written by a release before 0.2.0 (attachment record version 1)" \
+	"a record without writtenBy"
+t_contains "$OUT" "INFO attachment new1:net1: VF $VF0 in (no netns), written by sriov-rdma-cni 0.2.0 (attachment record version 1)" \
+	"a record of this release"
+t_contains "$OUT" "FAIL attachment fut1:net1: VF $VF0's record $st/fut1:net1.json was written by sriov-rdma-cni 9.0.0 as attachment record version 2, which the installed $ver (reading up to version 1) refuses" \
+	"a newer record"
+t_contains "$OUT" 'fix: install sriov-rdma-cni 9.0.0 or later again (docs/upgrading.md, "Rolling back")' "what to install"
+t_contains "$OUT" "FAIL in-use marker $VF1: VF $VF1's marker $st/pci/$VF1 was written by sriov-rdma-cni 9.1.0 as in-use marker version 3" \
+	"a newer marker"
+t_not_contains "$OUT" "in-use marker $VF1.lock" "its lock is no marker"
+
 t_begin "bad usage: exit 2"
 "$DOCTOR" --state-dir "$STATE" --sysfs-root "$T_TMP/does-not-exist" >/dev/null 2>&1
 t_eq "$?" 2 "missing root"

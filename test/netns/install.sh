@@ -72,6 +72,15 @@ if [ "$(meson introspect --buildoptions "$BUILD_DIR" |
 	[ "$?" != 0 ] || t_fail "scripts/package packaged a test build"
 	t_contains "$OUT" "test build (meson -Dtest_fakes=true)" "package says why"
 	[ -z "$(ls "$T_TMP/refused"/*.tar.gz 2>/dev/null)" ] || t_fail "a tarball of a test build"
+
+	t_begin "scripts/install --test-build installs it, and says so (the upgrade test's stand-in node)"
+	OUT=$("$INSTALL" --build-dir "$BUILD_DIR" --bin-dir "$T_TMP/testbuild/bin" --prefix "" \
+		--test-build 2>&1)
+	t_eq "$?" 0 "exit status ($OUT)"
+	for p in $PLUGINS; do
+		cmp -s "$T_TMP/testbuild/bin/$p" "$BUILD_DIR/plugins/$p/$p" || t_fail "$p differs from the build"
+	done
+	t_contains "$OUT" "is a test build, installed as --test-build asks: never on a node" "install says so"
 else
 	t_begin "this build is a default build: no fake in it either"
 	for p in $PLUGINS; do

@@ -4,10 +4,12 @@
 # environment, stdin, exit status, stdout. Needs jq.
 #
 #   SKEL_PLUGIN   the skel_plugin fixture (required)
+#   PROJECT_VERSION  meson's project version, which --version must print (required)
 #   SKEL_WRAPPER  command prefixed to each run, e.g. "valgrind -q --error-exitcode=99"
 
 set -u
 : "${SKEL_PLUGIN:?set SKEL_PLUGIN to the skel_plugin executable}"
+: "${PROJECT_VERSION:?set PROJECT_VERSION to the meson project version}"
 WRAP=${SKEL_WRAPPER:-}
 
 PASSED=0
@@ -92,11 +94,13 @@ eq "$?" 0 "exit status"
 eq "$(cat "$TMP/out")" "" "stdout"
 has "$(cat "$TMP/err")" "CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0" "stderr"
 
-begin "--version prints the name, version and supported versions"
+begin "--version prints the name, version, supported versions and the state versions it reads"
 OUT=$($WRAP "$SKEL_PLUGIN" --version)
 eq "$?" 0 "exit status"
 eq "$(head -n1 <<<"$OUT" | cut -d' ' -f1)" "skel-plugin" "first word"
+eq "$(head -n1 <<<"$OUT" | cut -d' ' -f2)" "$PROJECT_VERSION" "the meson project version"
 eq "$(sed -n 2p <<<"$OUT")" "CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0" "second line"
+eq "$(sed -n 3p <<<"$OUT")" "state versions read: fixture record 3" "third line"
 
 begin "--help names the CNI variables"
 OUT=$($WRAP "$SKEL_PLUGIN" --help)

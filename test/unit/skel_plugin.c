@@ -57,6 +57,7 @@ int main(int argc, char **argv)
 	static const struct cni_plugin skel = {
 		.name = "skel-plugin",
 		.about = "skel-plugin: a fixture for the CNI skeleton's tests",
+		.formats = "fixture record " CNI_STR(3),
 		.cmd_add = skel_add,
 		.cmd_del = skel_ok,
 		.cmd_check = skel_ok,

@@ -642,10 +642,11 @@ static void test_log_lines(void)
 
 	text = slurp(path);
 	CHECK(text != NULL);
-	snprintf(want, sizeof(want), " pool-ipam[%d] INFO ADD 3f2a1b0c9d8e:net1: allocated 10.0.0.5\n",
-		 (int)getpid());
+	snprintf(want, sizeof(want), " pool-ipam/" PROJECT_VERSION "[%d] INFO ADD 3f2a1b0c9d8e:net1: "
+		 "allocated 10.0.0.5\n", (int)getpid());
 	CHECK_HAS(text, want);
-	snprintf(want, sizeof(want), " pool-ipam[%d] ERROR no context\n", (int)getpid());
+	snprintf(want, sizeof(want), " pool-ipam/" PROJECT_VERSION "[%d] ERROR no context\n",
+		 (int)getpid());
 	CHECK_HAS(text, want);
 	CHECK(!strstr(text, "not at the default level"));
 	/* "2026-11-23T08:31:49.123Z ": an ISO 8601 UTC time with milliseconds. */

@@ -506,6 +506,17 @@ static void test_cache_roundtrip(void)
 		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
 		CHECK_INT(ippool_cache_read(fd, 1, &pc, "node-a", &r), -EBADMSG);
 		cJSON_ReplaceItemInObjectCaseSensitive(j, "fetched", cJSON_CreateNumber(1700000000));
+		/* docs/upgrading.md: it says its version; a newer release's is no cache to this one. */
+		CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "version")), 1);
+		CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "writtenBy")),
+			  "sriov-rdma-cni " PROJECT_VERSION);
+		cJSON_AddObjectToObject(j, "futureMember");
+		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
+		CHECK_INT(ippool_cache_read(fd, 1, &pc, "node-a", &r), 0);
+		cJSON_ReplaceItemInObjectCaseSensitive(j, "version", cJSON_CreateNumber(2));
+		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
+		CHECK_INT(ippool_cache_read(fd, 1, &pc, "node-a", &r), -ENOENT);
+		cJSON_ReplaceItemInObjectCaseSensitive(j, "version", cJSON_CreateNumber(1));
 		CHECK_INT(state_write_json(fd, "ippool.1", j, false), 0);
 		cJSON_Delete(j);
 	}

@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "pool_add.h"
 #include "pool_gc.h"
+#include "state.h"
 
 static char root[64];		/* the test's temporary directory */
 static char proc_root[128];	/* a fake procfs holding the boot ID */
@@ -522,6 +523,109 @@ static void test_check(void)
 	pool_close(&p);
 }
 
+static bool owned_none(const char *container_id, const char *ifname, void *arg)
+{
+	(void)container_id;
+	(void)ifname;
+	(void)arg;
+	return false;
+}
+
+/*
+ * Rewrite entry name in place (both of its links) as release by would
+ * have written it: its members, "version" and "writtenBy" set, and one
+ * member this version does not know.
+ */
+static void rewrite_as(const char *name, int version, const char *by)
+{
+	char path[512], *data = NULL, *text;
+	size_t len = 0;
+	cJSON *o;
+	int fd = open(store, O_RDONLY | O_DIRECTORY);
+
+	snprintf(path, sizeof(path), "%s/%s", store, name);
+	CHECK_INT(state_read(fd, name, &data, &len, STATE_MAX_FILE), 0);
+	close(fd);
+	CHECK_INT(state_unseal(data, &len), 0);
+	o = cJSON_ParseWithLength(data, len);
+	free(data);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "version");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "writtenBy");
+	cJSON_AddNumberToObject(o, "version", version);
+	cJSON_AddStringToObject(o, "writtenBy", by);
+	cJSON_AddObjectToObject(o, "futureMember");
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	len = text ? strlen(text) : 0;
+	CHECK_INT(text ? state_seal(&text, &len) : -ENOMEM, 0);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, text, len), (int)len);
+	close(fd);
+	free(text);
+}
+
+/*
+ * docs/upgrading.md: a record this version writes says so; one of version 1
+ * with members it does not know is released; one of a newer version is
+ * refused by name in DEL, CHECK and a repeated ADD, and every set of its
+ * owner stays as it is; GC passes over it.
+ */
+static void test_newer_record(void)
+{
+	struct pool_owner o = { "c1", "eth0", NULL };
+	struct ipam_addr out[IPAM_MAX_SETS];
+	struct pool_diag d;
+	struct pool p;
+	char path[512], *text = NULL;
+	size_t len;
+	int released, fd;
+
+	setup("[[{\"subnet\":\"fd00::/126\"}],[{\"subnet\":\"10.1.0.0/29\"}]]", NULL);
+	CHECK_INT(add("c1", NULL, out, &d), 0);
+	fd = open(store, O_RDONLY | O_DIRECTORY);
+	CHECK_INT(state_read(fd, "a-10.1.0.1", &text, &len, STATE_MAX_FILE), 0);
+	close(fd);
+	CHECK_HAS(text, "\"version\":1,");
+	CHECK_HAS(text, "\"writtenBy\":\"sriov-rdma-cni " PROJECT_VERSION "\"");
+	free(text);
+	rewrite_as("a-10.1.0.1", 1, "sriov-rdma-cni 9.0.0");
+	CHECK_INT(del("c1"), 2);
+	CHECK(!exists("a-fd00::1") && !exists("a-10.1.0.1"));
+
+	CHECK_INT(add("c1", NULL, out, &d), 0);
+	rewrite_as("a-10.1.0.2", 2, "sriov-rdma-cni 9.0.0");
+	memset(&d, 0, sizeof(d));
+	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
+	CHECK_INT(pool_del(&p, &o, &released, &d), -EPROTO);
+	CHECK_HAS(d.file, "/data/net1/c-c1:eth0.1");
+	CHECK_INT(d.written.version, 2);
+	CHECK_STR(d.written.written_by, "sriov-rdma-cni 9.0.0");
+	CHECK_INT(released, 0);
+	CHECK_INT(pool_check(&p, &o, out, &d), -EPROTO);
+	pool_close(&p);
+	/* Not one set released, not one entry touched: set 0's pair is read before. */
+	CHECK(exists("a-fd00::2") && exists("c-c1:eth0.0"));
+	CHECK(exists("a-10.1.0.2") && exists("c-c1:eth0.1"));
+	CHECK_INT(add("c1", NULL, out, &d), -EPROTO);
+	CHECK(exists("a-fd00::2") && exists("a-10.1.0.2"));
+	/* A lone c- of a newer release (its own release cut short) is no stray to remove. */
+	snprintf(path, sizeof(path), "%s/a-10.1.0.2", store);
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(add("c1", NULL, out, &d), -EPROTO);
+	CHECK(exists("c-c1:eth0.1"));
+	/* GC of an owner the runtime no longer has: set 0's released, the newer one left. */
+	CHECK_INT(pool_open(&p, &conf, "net1", proc_root, 1000, &d), 0);
+	CHECK_INT(pool_gc(&p, owned_none, NULL, &released, &d), 0);
+	pool_close(&p);
+	CHECK_INT(released, 1);
+	CHECK(!exists("a-fd00::2") && !exists("c-c1:eth0.0"));
+	CHECK(exists("c-c1:eth0.1"));
+}
+
 static void test_symlinked_data_dir_refused(void)
 {
 	struct pool_diag d;
@@ -558,6 +662,7 @@ int main(void)
 	RUN(test_exhaustion);
 	RUN(test_earlier_boot_reclaimed_when_full);
 	RUN(test_cooldown);
+	RUN(test_newer_record);
 	RUN(test_leftovers_of_killed_adds);
 	RUN(test_copied_store_holds);
 	RUN(test_edited_record_holds);

@@ -188,6 +188,43 @@ static void test_truncated_and_corrupt(void)
 	free(data);
 }
 
+/*
+ * docs/upgrading.md: a record says its version and writer; members this
+ * version does not know are ignored in version 1, a newer one is refused
+ * by name.
+ */
+static void test_version(void)
+{
+	static const char base[] = "\"address\":\"10.1.0.7\",\"set\":0,\"containerID\":\"c7\","
+				   "\"ifname\":\"eth0\",\"netns\":\"\",\"bootID\":\"b\",\"created\":1";
+	struct pool_owner o = { "c7", "eth0", NULL };
+	struct pool_record r;
+	char text[512], *buf;
+	size_t len;
+
+	CHECK_INT(put("c-c7:eth0.0", &o, 0, "10.1.0.7"), 0);
+	CHECK_INT(state_read(dirfd, "c-c7:eth0.0", &buf, &len, STATE_MAX_FILE), 0);
+	CHECK_HAS(buf, "{\"version\":1,\"writtenBy\":\"sriov-rdma-cni " PROJECT_VERSION "\",");
+	free(buf);
+	snprintf(text, sizeof(text), "{%s}", base);
+	CHECK_INT(parse_text(text), 0);
+	snprintf(text, sizeof(text), "{\"version\":1,\"writtenBy\":\"sriov-rdma-cni 9.0.0\","
+		 "\"futureMember\":[1],%s}", base);
+	CHECK_INT(parse_text(text), 0);
+	snprintf(text, sizeof(text), "{\"version\":\"1\",%s}", base);
+	CHECK_INT(parse_text(text), -EBADMSG);
+	snprintf(text, sizeof(text), "{\"version\":0,%s}", base);
+	CHECK_INT(parse_text(text), -EBADMSG);
+	snprintf(text, sizeof(text), "{\"version\":2,\"writtenBy\":\"sriov-rdma-cni 9.0.0\"}");
+	buf = strdup(text);
+	len = strlen(text);
+	CHECK(buf != NULL && state_seal(&buf, &len) == 0);
+	CHECK_INT(buf ? pool_record_parse(buf, len, &r) : -ENOMEM, -EPROTO);
+	CHECK_INT(r.written.version, 2);
+	CHECK_STR(r.written.written_by, "sriov-rdma-cni 9.0.0");
+	free(buf);
+}
+
 /* Only a regular file, reached without a symlink and no larger than a record, is read. */
 static void test_load_refuses(void)
 {
@@ -227,6 +264,7 @@ int main(void)
 	RUN(test_parse_ranges);
 	RUN(test_truncated_and_corrupt);
 	RUN(test_load_refuses);
+	RUN(test_version);
 	close(dirfd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)

@@ -392,13 +392,62 @@ static void test_vlan_zero(void)
 	cJSON_Delete(o);
 }
 
+/*
+ * docs/upgrading.md: a record says the oldest format that releases it and
+ * the release that wrote it; this version reads up to its own format,
+ * ignoring members it does not know, and refuses a newer one by name.
+ */
 static void test_version(void)
 {
+	struct sriov_record r, back;
+	struct cni_error err = { 0 };
+	char text[] = "{\"version\":2,\"writtenBy\":\"sriov-rdma-cni 9.1.0\",\"futureMember\":{}}";
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	cJSON *o;
+
+	full_record(&r);
+	o = record_json(&r);
+	CHECK(o != NULL);
+	CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "version")), 1);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "writtenBy")),
+		  "sriov-rdma-cni " PROJECT_VERSION);
+	cJSON_Delete(o);
+
 	CHECK_INT(parse_with(NULL, "version", "1"), 0);
-	CHECK_INT(parse_with(NULL, "version", "2"), -EBADMSG);
 	CHECK_INT(parse_with(NULL, "version", "0"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "version", "1.5"), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "version", "1e300"), -EBADMSG);
 	CHECK_INT(parse_with(NULL, "version", "\"1\""), -EBADMSG);
 	CHECK_INT(parse_with(NULL, "version", NULL), -EBADMSG);
+	CHECK_INT(parse_with(NULL, "writtenBy", NULL), 0);
+	CHECK_INT(parse_with(NULL, "writtenBy", "3"), -EBADMSG);
+	/* What a newer release may add while it still writes version 1: read, ignored. */
+	CHECK_INT(parse_with(NULL, "podNetnsId", "{\"dev\":4,\"ino\":4026532890}"), 0);
+	CHECK_INT(parse_with(NULL, "futureMember", "[1, \"x\", null]"), 0);
+	/* A version this one does not read: refused, whatever else it holds. */
+	CHECK_INT(parse_with(NULL, "version", "2"), -EPROTO);
+	CHECK_INT(parse_with(NULL, "version", "2147483647"), -EPROTO);
+
+	/* The refusal names the writer, the versions and what to run. */
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	memcpy(buf, text, len + 1);
+	CHECK_INT(state_seal(&buf, &len), 0);
+	CHECK_INT(sriov_record_parse(buf, len, &back), -EPROTO);
+	CHECK_INT(back.written.version, 2);
+	CHECK_STR(back.written.written_by, "sriov-rdma-cni 9.1.0");
+	CHECK_INT(sriov_record_newer(&back, "/var/lib/cni/sriov-rdma", "c1:net1.json",
+				     "nothing was changed", &err), -1);
+	CHECK_INT(err.code, CNI_ERR_TRY_AGAIN);
+	CHECK_STR(err.msg, "stateDir /var/lib/cni/sriov-rdma: the record c1:net1.json was written "
+		  "by sriov-rdma-cni 9.1.0 as attachment record version 2; this sriov-rdma-cni "
+		  PROJECT_VERSION " reads attachment records up to version 1, and cannot release it "
+		  "safely: nothing was changed");
+	CHECK_STR(err.details, "install sriov-rdma-cni 9.1.0 or later again (docs/upgrading.md, "
+		  "\"Rolling back\"): the runtime's next DEL then releases it");
+	free(buf);
 }
 
 /* The names DEL hands to the kernel and to paths must still be valid ones. */

@@ -700,6 +700,70 @@ static void test_claim_legacy_and_unreadable(void)
 	close(dirfd);
 }
 
+/* A marker as a release writes one: this one's, or another's with its own version and members. */
+static void put_marker(int dirfd, const char *bdf, const char *json)
+{
+	cJSON *o = cJSON_Parse(json);
+
+	CHECK(o != NULL);
+	CHECK_INT(state_write_json(dirfd, bdf, o, false), 0);
+	cJSON_Delete(o);
+}
+
+/*
+ * docs/upgrading.md: a marker says its version and writer; one of version
+ * 1 with members this version does not know is read, one of a newer
+ * version names a holder this version cannot tell: never taken over,
+ * never cleared, whatever namespace it seems to name.
+ */
+static void test_claim_versions(void)
+{
+	int dirfd = claims_dir("versions");
+	struct claim_owner me = owner("c1", "net1", "/proc/self/ns/net");
+	struct claim c;
+	char path[600];
+
+	CHECK(dirfd >= 0);
+	snprintf(path, sizeof(path), "%s/versions/0000:3b:00.6", tmp);
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.6", 0, &c), 0);
+	CHECK_INT(claim_mark(&c, &me), 0);
+	claim_release(&c);
+	CHECK_HAS(slurp(path), "\"version\":\t1,");
+	CHECK_HAS(slurp(path), "\"writtenBy\":\t\"sriov-rdma-cni " PROJECT_VERSION "\"");
+
+	put_marker(dirfd, "0000:3b:00.6", "{\"version\": 1, \"writtenBy\": \"sriov-rdma-cni 9.0.0\", "
+		   "\"containerID\": \"c1\", \"ifname\": \"net1\", \"netns\": \"/proc/self/ns/net\", "
+		   "\"podNetnsId\": {\"dev\": 4, \"ino\": 4026532890}}");
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.6", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, CLAIM_MARKER_READ);
+	CHECK(claim_held_by(&c, &me));
+	CHECK_STR(c.written.written_by, "sriov-rdma-cni 9.0.0");
+	claim_release(&c);
+
+	/* Newer, naming a namespace that is gone: a stale claim to an older version, not to this one. */
+	put_marker(dirfd, "0000:3b:00.6", "{\"version\": 2, \"writtenBy\": \"sriov-rdma-cni 9.0.0\", "
+		   "\"containerID\": \"c1\", \"ifname\": \"net1\", \"netns\": \"/var/run/netns/gone\"}");
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.6", &me, 1000, &c), -EBUSY);
+	CHECK_INT(c.marker, CLAIM_MARKER_NEWER);
+	CHECK_INT(c.written.version, 2);
+	CHECK_STR(c.written.written_by, "sriov-rdma-cni 9.0.0");
+	CHECK_STR(c.owner.container_id, "");
+	CHECK_INT(claim_lock(dirfd, "0000:3b:00.6", 0, &c), 0);
+	CHECK(!claim_held_by(&c, &me));
+	CHECK(claim_busy(&c, &me));
+	CHECK_INT(claim_clear(&c, &me), -EBUSY);
+	claim_release(&c);
+	CHECK(access(path, F_OK) == 0);
+
+	/* A version that is no number names nobody: unreadable, as a torn one. */
+	put_marker(dirfd, "0000:3b:00.6", "{\"version\": \"2\", \"containerID\": \"c2\", "
+		   "\"ifname\": \"net1\", \"netns\": \"/proc/self/ns/net\"}");
+	CHECK_INT(claim_take(dirfd, "0000:3b:00.6", &me, 1000, &c), 0);
+	CHECK_INT(c.marker, CLAIM_MARKER_UNREADABLE);
+	claim_release(&c);
+	close(dirfd);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -746,6 +810,7 @@ int main(void)
 	RUN(test_claim_stale);
 	RUN(test_claim_path_reused);
 	RUN(test_claim_legacy_and_unreadable);
+	RUN(test_claim_versions);
 	ret = check_summary();
 	sh("rm -rf '%s'", tmp);
 	return ret;
