@@ -104,7 +104,7 @@ while :; do
 	kill -0 "$runner" 2>/dev/null && alive=1
 	version_ok "$HOST/sriov-rdma" || bad=$((bad + 1))
 	runs=$((runs + 1))
-	[ "$alive" = 1 ] && [ "$runs" -lt 20000 ] || break
+	if [ "$alive" = 0 ] || [ "$runs" -ge 20000 ]; then break; fi
 done
 wait "$runner"
 out=$(cat "$T_TMP/run.out")

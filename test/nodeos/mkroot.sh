@@ -15,7 +15,7 @@ SUITE=bullseye
 [ $# = 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 command -v debootstrap >/dev/null ||
 	{ echo "mkroot: debootstrap is needed (scripts/setup test installs it)" >&2; exit 1; }
-# shellcheck source=../../scripts/apt-source.sh
+# shellcheck source=SCRIPTDIR/../../scripts/apt-source.sh
 . "$(dirname "$0")/../../scripts/apt-source.sh"
 
 mkdir -p "$1"
