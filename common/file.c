@@ -213,3 +213,14 @@ int file_open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 		return open_beneath_walk(dirfd, rel, flags, mode);
 	return -errno;
 }
+
+/*
+ * The system call itself: glibc's getdents64() came in 2.30, and the
+ * release binaries must start on glibc 2.28 (docs/layout.md).
+ */
+ssize_t file_dirents(int fd, void *buf, size_t size)
+{
+	long n = syscall(SYS_getdents64, fd, buf, size);
+
+	return n < 0 ? -errno : n;
+}

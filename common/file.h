@@ -43,5 +43,11 @@ int file_read_alloc(int dirfd, const char *name, int flags, size_t max, char **d
  * symlink at the end, as openat does).
  */
 int file_open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
+/*
+ * The next entries of the directory open on fd into buf, as getdents64(2)
+ * fills it (struct dirent64 records, d_reclen apart): the bytes filled, 0
+ * once every entry was read. buf must be aligned for struct dirent64.
+ */
+ssize_t file_dirents(int fd, void *buf, size_t size);
 
 #endif

@@ -97,7 +97,7 @@ static void sweep_dead_tmp(int dirfd)
 		return;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		goto out;
-	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+	while ((n = file_dirents(fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; off < n; off += e->d_reclen) {
 			e = (struct dirent64 *)(buf + off);
 			pid = tmp_name_pid(e->d_name);

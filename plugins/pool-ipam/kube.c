@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +25,10 @@ static struct {
 	const char *(*easy_strerror)(CURLcode code);
 	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
 	void (*slist_free_all)(struct curl_slist *list);
-	/* The one load's outcome, for every later caller: 1, or -errno and why. */
+	/* 0 before the one load, then its outcome for every later caller: 1, or -errno and why. */
 	int state;
 	char error[KUBE_ERRLEN];
 } cu;
-static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
 static void cu_load(void)
 {
@@ -298,7 +296,9 @@ int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
 	ret = request_url(&rq, kc, path, timeout_ms, err, errlen);
 	if (ret < 0)
 		return ret;
-	pthread_once(&cu_once, cu_load);
+	/* One thread: a flag, not pthread_once (in libpthread.so.0 before glibc 2.34). */
+	if (!cu.state)
+		cu_load();
 	if (cu.state < 0)
 		return kube_fail(err, errlen, cu.state, "cannot load libcurl (%s): install libcurl4 "
 			    "to read from the Kubernetes API server", cu.error);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,11 +158,10 @@ static struct {
 	yaml_node_t *(*document_get_node)(yaml_document_t *document, int index);
 	yaml_node_t *(*document_get_root_node)(yaml_document_t *document);
 	void (*document_delete)(yaml_document_t *document);
-	/* The one load's outcome, for every later caller: 0, or -errno and why. */
+	/* 0 before the one load, then its outcome for every later caller: 1, or -errno and why. */
 	int state;
 	char error[KUBE_ERRLEN];
 } ym;
-static pthread_once_t ym_once = PTHREAD_ONCE_INIT;
 
 static void ym_load(void)
 {
@@ -186,6 +184,7 @@ static void ym_load(void)
 	ym.document_get_node = (yaml_node_t *(*)(yaml_document_t *, int))syms[4];
 	ym.document_get_root_node = (yaml_node_t *(*)(yaml_document_t *))syms[5];
 	ym.document_delete = (void (*)(yaml_document_t *))syms[6];
+	ym.state = 1;
 }
 
 #define KFAIL(k, r, fmt, ...) \
@@ -579,7 +578,13 @@ int kube_config_load(const char *path, struct kube_config *kc, char *err, size_t
 		snprintf(k.dir, sizeof(k.dir), "%.*s", slash == path ? 1 : (int)(slash - path),
 			 path);
 
-	pthread_once(&ym_once, ym_load);
+	/*
+	 * pool-ipam runs one thread: a flag, not pthread_once, which glibc
+	 * before 2.34 keeps in libpthread.so.0, one more library every exec
+	 * would map for a load most never do.
+	 */
+	if (!ym.state)
+		ym_load();
 	if (ym.state < 0)
 		return kube_fail(err, errlen, ym.state, "cannot load libyaml (%s): install libyaml-0-2 "
 			    "to read a kubeconfig", ym.error);

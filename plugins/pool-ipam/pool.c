@@ -38,7 +38,7 @@ int pool_boot_id(const char *proc_root, char *buf, size_t len)
 }
 
 /*
- * Read tmp/ with getdents64 on the descriptor the pool already holds:
+ * Read tmp/ with getdents64(2) on the descriptor the pool already holds:
  * opendir would dup, fstat and fcntl it first, on every operation, to find
  * nothing in the common case.
  */
@@ -48,7 +48,7 @@ static int clear_tmp(struct pool *p)
 	struct dirent64 *e;
 	ssize_t n, off;
 
-	while ((n = getdents64(p->tmpfd, buf, sizeof(buf))) > 0) {
+	while ((n = file_dirents(p->tmpfd, buf, sizeof(buf))) > 0) {
 		for (off = 0; off < n; off += e->d_reclen) {
 			e = (struct dirent64 *)(buf + off);
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -65,7 +65,7 @@ static int clear_tmp(struct pool *p)
 					  e->d_name, strerror(errno));
 		}
 	}
-	return n < 0 ? -errno : 0;
+	return n < 0 ? (int)n : 0;
 }
 
 int pool_open(struct pool *p, const struct ipam_conf *conf, const char *network,

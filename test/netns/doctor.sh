@@ -275,7 +275,7 @@ doctor
 t_eq "$RC" 1 "exit status"
 t_contains "$OUT" "FAIL sriov: no SR-IOV capable RDMA NIC" "sriov line"
 
-t_begin "plugins: installed, missing, and missing a shared library"
+t_begin "plugins: installed, missing, missing a shared library, needing a newer glibc"
 node plugins
 bin=$T_TMP/cni-bin-doctor
 mkdir -p "$bin"
@@ -289,7 +289,18 @@ LC_ALL=C sed 's/libc\.so\.6/libq.so.6/' "$BUILD_DIR/plugins/sriov-rdma/sriov-rdm
 OUT=$(on_node --cni-bin-dir "$bin" 2>&1)
 RC=$?
 t_eq "$RC" 1 "exit status"
-t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: shared libraries not found: libq.so.6" "ldd"
+t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: $bin/sriov-rdma: error while loading shared libraries: libq.so.6: cannot open shared object file" \
+	"the loader's reason"
+t_contains "$OUT" "need glibc 2.28 or later and no other library" "the fix"
+# The same binary asking for a glibc version no node has yet: what a build
+# against a newer glibc meets on an older node.
+want=$(readelf -V "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" | sed -n 's/.*Name: GLIBC_2\.\([0-9]*\) .*/\1/p' |
+	sort -n | tail -n 1)
+LC_ALL=C sed "s/GLIBC_2\.$want/GLIBC_9.$want/" "$BUILD_DIR/plugins/sriov-rdma/sriov-rdma" > "$bin/sriov-rdma"
+OUT=$(on_node --cni-bin-dir "$bin" 2>&1)
+t_eq "$?" 1 "exit status"
+t_contains "$OUT" "FAIL plugin sriov-rdma: $bin/sriov-rdma cannot start: $bin/sriov-rdma: " "names the binary"
+t_contains "$OUT" "version \`GLIBC_9.$want' not found" "the loader's reason"
 
 t_begin "cluster pool: a kubeconfig whose identity RBAC does not allow is named as HTTP 403, with the ClusterRole to apply"
 node ippool

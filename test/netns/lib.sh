@@ -12,6 +12,13 @@
 #   SOURCE_DIR      project root (defaults to two levels above this file)
 #   PLUGIN_WRAPPER  command prefixed to every run of our plugins, e.g.
 #                   "valgrind --error-exitcode=99 --leak-check=full -q"
+#   PLUGIN_ROOT     a root filesystem our plugins run in, chrooted, as Multus
+#                   thick runs them in the host's root: they and every plugin
+#                   they delegate to run there, with the libraries it holds,
+#                   while the test's own tools run here. The test's directory
+#                   is mounted there at the same path; what else they must
+#                   see (/proc, /sys, /dev, /run/netns) is the caller's to
+#                   mount (test/nodeos/in-root.sh)
 #
 # Every test runs as root in namespaces and temporary directories it made
 # itself, and removes them on exit.
@@ -89,6 +96,14 @@ trap t_cleanup EXIT
 # Run a command at exit (in reverse order of registration).
 t_defer() { T_CLEANUP+=("$*"); }
 
+if [ -n "${PLUGIN_ROOT:-}" ]; then
+	if ! mkdir -p "$PLUGIN_ROOT$T_TMP" || ! mount --bind "$T_TMP" "$PLUGIN_ROOT$T_TMP"; then
+		echo "Bail out: cannot mount $T_TMP in PLUGIN_ROOT $PLUGIN_ROOT" >&2
+		exit 1
+	fi
+	t_defer "umount $PLUGIN_ROOT$T_TMP"
+fi
+
 t_begin() {
 	t_end_current
 	T_NAME=$1
@@ -146,13 +161,26 @@ t_netns() {
 }
 
 # CNI_PATH holding our plugins (wrapped by PLUGIN_WRAPPER) and the peers.
+# With PLUGIN_ROOT, a copy of each plugin in the test's directory, and a
+# wrapper that enters the root first: inside, the root's own path does not
+# exist, so a plugin delegating through the same wrapper stays where it is.
 t_cni_path() {
-	local dir=$T_TMP/cni-bin p
+	local dir=$T_TMP/cni-bin p bin
 	if [ ! -d "$dir" ]; then
 		mkdir -p "$dir"
 		for p in pool-ipam sriov-rdma; do
-			printf '#!/bin/sh\nexec %s %q "$@"\n' "${PLUGIN_WRAPPER:-}" \
-				"$BUILD_DIR/plugins/$p/$p" > "$dir/$p"
+			bin=$BUILD_DIR/plugins/$p/$p
+			{
+				echo '#!/bin/sh'
+				if [ -n "${PLUGIN_ROOT:-}" ]; then
+					mkdir -p "$T_TMP/root-bin" && cp "$bin" "$T_TMP/root-bin/$p"
+					bin=$T_TMP/root-bin/$p
+					# shellcheck disable=SC2016 # $0 and $@ are the wrapper's
+					printf '[ ! -d %q ] || exec chroot %q "$0" "$@"\n' \
+						"$PLUGIN_ROOT" "$PLUGIN_ROOT"
+				fi
+				printf 'exec %s %q "$@"\n' "${PLUGIN_WRAPPER:-}" "$bin"
+			} > "$dir/$p"
 			chmod +x "$dir/$p"
 		done
 		for p in "$PEER_CNI_DIR"/*; do

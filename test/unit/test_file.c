@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -148,6 +149,44 @@ static void test_open_beneath(void)
 	CHECK_INT(file_open_beneath(dirfd_root, "", O_RDONLY, 0), -EINVAL);
 }
 
+/* Every entry once, across reads of a buffer that holds only a few. */
+static void test_dirents(void)
+{
+	char buf[sizeof(struct dirent64) + 32] __attribute__((aligned(8))), name[16];
+	struct dirent64 *e;
+	int fd, i, seen = 0, dots = 0, reads = 0;
+	ssize_t n, off;
+
+	CHECK(mkdirat(dirfd_root, "ents", 0700) == 0);
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "ents/f%02d", i);
+		put(name, "", 0);
+	}
+	fd = openat(dirfd_root, "ents", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	while ((n = file_dirents(fd, buf, sizeof(buf))) > 0) {
+		reads++;
+		for (off = 0; off < n; off += e->d_reclen) {
+			e = (struct dirent64 *)(buf + off);
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				dots++;
+			else if (e->d_name[0] == 'f' && e->d_type == DT_REG)
+				seen++;
+		}
+	}
+	CHECK_INT(n, 0);
+	CHECK_INT(seen, 40);
+	CHECK_INT(dots, 2);
+	CHECK(reads > 1);
+	CHECK_INT(file_dirents(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	fd = openat(dirfd_root, "attr", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_INT(file_dirents(fd, buf, sizeof(buf)), -ENOTDIR);
+	close(fd);
+	CHECK_INT(file_dirents(-1, buf, sizeof(buf)), -EBADF);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -164,6 +203,7 @@ int main(void)
 	RUN(test_read_alloc);
 	RUN(test_read_alloc_refuses);
 	RUN(test_open_beneath);
+	RUN(test_dirents);
 	ret = check_summary();
 	close(dirfd_root);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
