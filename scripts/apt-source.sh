@@ -49,3 +49,20 @@ has_suite() { # suite
 	done
 	return 1
 }
+
+# apt on lists, archives and an empty package database of its own under
+# DIR, for ARCH's packages (DIR/etc/sources.list is the caller's to write):
+# sets APT_OPTS, the options every apt-get and apt-cache call takes. Nothing
+# is installed on this machine: what it downloads is unpacked with dpkg -x.
+private_apt() { # dir arch
+	mkdir -p "$1/lists/partial" "$1/cache/archives/partial" "$1/etc/apt.conf.d" \
+		"$1/etc/preferences.d" "$1/etc/sources.list.d"
+	: > "$1/status"
+	# shellcheck disable=SC2034 # the caller's
+	APT_OPTS=(-q -o "Dir::Etc::SourceList=$1/etc/sources.list"
+		-o "Dir::Etc::SourceParts=$1/etc/sources.list.d"
+		-o "Dir::Etc::Preferences=$1/etc/preferences" -o "Dir::Etc::PreferencesParts=$1/etc/preferences.d"
+		-o "Dir::State::Lists=$1/lists" -o "Dir::State::status=$1/status" -o "Dir::Cache=$1/cache"
+		-o "APT::Architecture=$2" -o "APT::Architectures::=$2" -o "Acquire::Languages=none"
+		-o "APT::Sandbox::User=root")
+}
