@@ -229,7 +229,8 @@ t_contains "$ds" "mountPath: $bin_default" "DaemonSet mount"
 t_contains "$ds" "path: /opt/cni/bin" "hostPath"
 t_contains "$ds" "feature.node.kubernetes.io/network-sriov.capable: \"true\"" "nodeSelector"
 t_contains "$ds" "key: nvidia.com/gpu" "GPU toleration"
-t_contains "$cf" "mkdir -p $src_default;" "Containerfile image dir"
+t_contains "$ds" "key: kubernetes.io/arch" "the architectures the image is built for"
+t_contains "$cf" "conf/deploy/install-cni.sh $src_default/" "Containerfile image dir"
 t_contains "$cf" "ENTRYPOINT [\"$src_default/install-cni.sh\"]" "Containerfile entrypoint"
 
 t_begin "scripts/package: the tarball holds the binaries, conf, scripts, docs, and installs without building"
@@ -265,5 +266,23 @@ for p in $PLUGINS; do
 	cmp -s "$T_TMP/target/bin/$p" "$DEFAULT_BUILD/plugins/$p/$p" || t_fail "$p from the tarball differs"
 	t_eq "$(mode "$T_TMP/target/bin/$p")" 755 "$p mode"
 done
+
+t_begin "scripts/package --arch aarch64 refuses a build for this machine, makes no tarball"
+OUT=$("$SOURCE_DIR/scripts/package" --arch aarch64 --build-dir "$DEFAULT_BUILD" --output-dir "$T_TMP/arch" 2>&1)
+[ "$?" != 0 ] || t_fail "packaged a $(uname -m) build as aarch64"
+t_contains "$OUT" "is built for 'Advanced Micro Devices X86-64', not aarch64" "says for what"
+[ -z "$(ls "$T_TMP/arch"/*.tar.gz 2>/dev/null)" ] || t_fail "a tarball of the wrong architecture"
+
+t_begin "the tarball's scripts/install refuses plugins built for another architecture, installs nothing"
+other=$T_TMP/other/$top
+mkdir -p "$(dirname "$other")"
+cp -a "$pkg/$top" "$other"
+# The ELF header's machine (e_machine, offset 18) made AArch64's (183).
+printf '\267\000' | dd of="$other/bin/sriov-rdma" bs=1 seek=18 conv=notrunc 2>/dev/null
+OUT=$("$other/scripts/install" --bin-dir "$T_TMP/other-bin" --prefix "" 2>&1)
+[ "$?" != 0 ] || t_fail "installed an aarch64 sriov-rdma on $(uname -m) ($OUT)"
+t_contains "$OUT" "bin/sriov-rdma is built for aarch64 and this machine is $(uname -m)" "names both"
+t_contains "$OUT" "sriov-rdma-cni-<version>-$(uname -m) tarball" "names the tarball to take"
+t_eq "$(t_count "$T_TMP/other-bin" '*')" 0 "nothing installed"
 
 t_done
