@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The DaemonSet's image, built and run: conf/deploy/Containerfile built by
-# Debian's podman from the release tarball (NODE_TARBALL) on a base the
-# test makes (a root of one static busybox, podman import: no registry),
-# then run as conf/deploy/daemonset.yaml runs it (read-only root, every
-# capability dropped, no network) with a directory of this machine as its
-# hostPath. The binaries land there by rename while a runtime keeps
+# Debian's podman from the release tarball (NODE_TARBALL), unpacked, on a
+# base the test makes (a root of one static busybox, podman import: no
+# registry), then run as conf/deploy/daemonset.yaml runs it (read-only
+# root, every capability dropped, no network) with a directory of this
+# machine as its hostPath. The binaries land there by rename while a runtime keeps
 # executing the old ones; a second run of the same image changes nothing;
 # an image of a newer release replaces them.
 #
@@ -20,55 +20,14 @@ if [ -z "${NODE_TARBALL:-}" ]; then
 	echo "SKIP: needs NODE_TARBALL, a release tarball (scripts/package)"
 	exit 77
 fi
-if ! command -v podman >/dev/null || ! command -v runc >/dev/null || [ ! -x /bin/busybox ]; then
-	echo "SKIP: needs podman, runc and busybox-static (scripts/setup clients)"
-	exit 77
-fi
+. "$(dirname "$0")/podman.sh"
 
-PM=$T_TMP/podman
 HOST=$T_TMP/host/opt/cni/bin
-CTX=$T_TMP/context
-mkdir -p "$PM/base/bin" "$HOST" "$CTX"
-mount -t tmpfs -o mode=0755 tmpfs /run ||
-	{ echo "Bail out: cannot make the test's own /run" >&2; exit 1; }
-cat > "$PM/containers.conf" <<EOF
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+mkdir -p "$HOST"
+pm_base /bin/busybox amd64 localhost/cni-test-base:1
 
-[engine]
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-events_logfile_path = "$PM/events.log"
-runtime = "runc"
-EOF
-export CONTAINERS_CONF=$PM/containers.conf
-# podman with the test's storage; a hang guard only. Output in T_OUT/T_ERR/T_RC.
-# shellcheck disable=SC2034  # T_OUT, T_ERR and T_RC are read by the cases
-pm() {
-	T_OUT=$(timeout -k 10 600 podman --root "$PM/root" --runroot "$PM/runroot" --tmpdir "$PM/tmp" \
-		--storage-driver vfs "$@" 2>"$PM/stderr")
-	T_RC=$?
-	T_ERR=$(cat "$PM/stderr")
-	return 0
-}
-t_defer "podman --root $PM/root --runroot $PM/runroot --tmpdir $PM/tmp --storage-driver vfs rm -f -a -t 0"
-
-# The base: what install-cni.sh runs on, one static busybox.
-cp /bin/busybox "$PM/base/bin/"
-for a in sh ls mkdir cp chmod rm cat sha256sum wc cut tr mktemp sync mv sleep; do
-	ln -s busybox "$PM/base/bin/$a"
-done
-pm import - localhost/cni-test-base:1 < <(tar -C "$PM/base" -c .)
-[ "$T_RC" = 0 ] || { echo "Bail out: podman import: $T_ERR" >&2; exit 1; }
-
-# build TARBALL TAG: the image of TARBALL, as the Containerfile's header says.
-build() {
-	rm -f "$CTX"/*.tar.gz
-	cp "$1" "$CTX/"
-	pm build --pull=never -f "$SOURCE_DIR/conf/deploy/Containerfile" \
-		--build-arg BASE=localhost/cni-test-base:1 --build-arg TARBALL="$(basename "$1")" \
-		-t "$2" "$CTX"
-}
+# build DIR TAG: the image of the unpacked tarball DIR, for this machine.
+build() { pm_build "$1" "$2" localhost/cni-test-base:1 linux/amd64; }
 # run TAG: the DaemonSet's container once (INSTALL_ONCE), HOST as its hostPath.
 run() {
 	pm run --rm --network none --read-only --cap-drop all --security-opt no-new-privileges \
@@ -83,8 +42,8 @@ top=$(basename "$NODE_TARBALL" .tar.gz)
 tar -xzf "$NODE_TARBALL" -C "$T_TMP"
 REL=$T_TMP/$top/bin
 
-t_begin "podman builds the image from the tarball on a base of the test's own, no registry"
-build "$NODE_TARBALL" localhost/sriov-rdma-cni:1
+t_begin "podman builds the image from the unpacked tarball on a base of the test's own, no registry"
+build "$T_TMP/$top" localhost/sriov-rdma-cni:1
 t_eq "$T_RC" 0 "podman build ($T_ERR)"
 
 t_begin "the image installs both plugins into the hostPath by rename, while the old ones keep running"
@@ -134,8 +93,7 @@ next=$T_TMP/next/$top
 mkdir -p "$(dirname "$next")"
 cp -a "$T_TMP/$top" "$next"
 for p in pool-ipam sriov-rdma; do printf '\n\n' >> "$next/bin/$p"; done
-tar -C "$(dirname "$next")" -czf "$T_TMP/next.tar.gz" "$top"
-build "$T_TMP/next.tar.gz" localhost/sriov-rdma-cni:2
+build "$next" localhost/sriov-rdma-cni:2
 t_eq "$T_RC" 0 "podman build ($T_ERR)"
 before=$(inode "$HOST/sriov-rdma")
 run localhost/sriov-rdma-cni:2
