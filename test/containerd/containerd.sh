@@ -448,7 +448,8 @@ t_eq "$(ct_vf_line 0)" "$(grep '^vf=0 ' <<<"$ORIG_VFS")" "VF0's PF settings rest
 ct_pf_reset
 t_eq "$(sr_state_files)$(sr_markers)" "" "record and marker gone"
 t_eq "$(ct_addrs)" "" "address released"
-sr_make_veth "$(sr_net 0)" "sr$$p0" || t_fail "the stand-in VF made anew"
+{ sr_make_veth "$(sr_net 0)" "sr$$p0" && sr_standin "" "$(sr_net 0)" 0; } ||
+	t_fail "the stand-in VF made anew"
 
 ct_begin "failing ADD, a VF the node lacks: the plugin's message reaches the CRI caller, nothing is left"
 ct_mark

@@ -272,7 +272,7 @@ log_cases() { # what
 		"{\"type\": \"pool-ipam\", \"subnet\": \"10.67.0.0/24\", \"dataDir\": \"$T_TMP/pool\", \"logFile\": \"$T_TMP/logs/sub/ipam.log\"}"
 	t_eq "$T_RC" 0 "$1: real directories: ADD ($T_ERR)"
 	t_contains "$(cat "$T_TMP/logs/sub/sriov.log" 2>/dev/null)" "INFO ADD evil:net1: VF $(sr_vf 0)" "$1: sriov-rdma logs there"
-	t_contains "$(cat "$T_TMP/logs/sub/ipam.log" 2>/dev/null)" "pool-ipam[" "$1: pool-ipam logs there"
+	t_contains "$(cat "$T_TMP/logs/sub/ipam.log" 2>/dev/null)" "pool-ipam/" "$1: pool-ipam logs there"
 	t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=evil CNI_PATH="$LOG_CNI_PATH"
 	t_eq "$T_RC" 0 "$1: DEL ($T_ERR)"
 	rm -f "$T_TMP/logs/sub/sriov.log" "$T_TMP/logs/sub/ipam.log"

@@ -48,10 +48,15 @@ sr_vf() { printf '0000:3b:%02x.%d' $((($1 + 2) / 8)) $((($1 + 2) % 8)); }
 # (its sanitizers): built once into $OLD, kept for the next run.
 build_old() {
 	local san lundef stamp
-	git -C "$SOURCE_DIR" cat-file -e "$OLD_REV^{commit}" 2>/dev/null || {
+	if ! git -C "$SOURCE_DIR" cat-file -e "$OLD_REV^{commit}" 2>/dev/null; then
+		# A shallow clone cannot have it: nothing to build the old release from.
+		if [ "$(git -C "$SOURCE_DIR" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+			echo "SKIP: $SOURCE_DIR is a shallow clone without $OLD_REV (the previous release): run it in a full clone (git fetch --unshallow)"
+			exit 77
+		fi
 		echo "upgrade: commit $OLD_REV (the previous release) is not in the history of $SOURCE_DIR: a full clone has it (git fetch --unshallow)" >&2
 		return 1
-	}
+	fi
 	read -r san lundef < <(meson introspect --buildoptions "$BUILD_DIR" |
 		jq -r 'map({(.name): .value}) | add | "\(.b_sanitize) \(.b_lundef)"')
 	stamp="$OLD_REV b_sanitize=$san b_lundef=$lundef"
