@@ -110,3 +110,40 @@ sr_rename_pf() {
 	ln -sfn "$pfdev/net/$1" "$SR_SYS/class/net/$1"
 	mv "$SR_FAKE/$SR_PFNET.vfs" "$SR_FAKE/$1.vfs"
 }
+
+# One full attachment of stand-in VF 1, as the node's OS and aarch64 stages
+# run it: PF settings, an RDMA device (the RDMA fake in RF_DIR), a
+# device-info file (in DEVINFO_DIR) and pool-ipam's address (POOL, its
+# dataDir POOL_DIR). sr_full_setup RF_DIR HOST_NS CONFLIST POOL DEVINFO_DIR:
+# the fake's device (and its variable exported) and the conflist; then sr_full_attached after ADD, sr_full_released
+# after DEL, each with what the other needs to compare.
+sr_full_setup() { # RF_DIR HOST_NS CONFLIST POOL DEVINFO_DIR
+	mkdir -p "$1" "$5"
+	export SRIOV_RDMA_RDMA_FAKE_DIR=$1
+	echo exclusive > "$1/rdma.mode"
+	echo "3 mlx5_3 $(sr_net 1) $2" > "$1/rdma.devs"
+	sr_conflist "$3" 1.0.0 "\"deviceID\": \"$(sr_vf 1)\", \"vlan\": 100, \"spoofchk\": \"off\", \"trust\": \"on\", \"mac\": \"02:11:22:33:44:55\", \"mtu\": 1400, \"rdma\": \"exclusive\", \"capabilities\": {\"CNIDeviceInfoFile\": true}" "$4"
+}
+sr_full_leased() { find "$1" -name 'a-*' 2>/dev/null | wc -l; }
+sr_full_attached() { # POD_PATH ADDR RF_DIR DEVINFO_FILE POOL_DIR
+	local calls
+	t_contains "$2" "10.66.0." "pool-ipam's address in the result"
+	t_contains "$(ip -n "$(basename "$1")" -br addr show net1)" "$2" "the address in the pod"
+	t_eq "$(sr_pod_link "$1" net1)" "net1 02:11:22:33:44:55 1400" "the VF in the pod: name, MAC, MTU"
+	calls=$(sr_calls)
+	t_contains "$calls" "vf=1 vlan=100" "vlan asked of the PF"
+	t_contains "$calls" "vf=1 mac=02:11:22:33:44:55" "admin MAC asked of the PF"
+	t_contains "$calls" "vf=1 spoofchk=off" "spoof checking asked of the PF"
+	t_eq "$(cut -d' ' -f4 "$3/rdma.devs")" "$(stat -L -c %i "$1")" "the RDMA device in the pod"
+	t_eq "$(jq -r '.pci["rdma-device"]' "$4")" mlx5_3 "device-info names it"
+	t_eq "$(sr_full_leased "$5")" 1 "one address held"
+}
+sr_full_released() { # HOST_LINK_BEFORE RF_DIR HOST_NS DEVINFO_DIR POOL_DIR
+	t_eq "$(sr_host_link "$(sr_net 1)")" "$1" "the VF back on the host: name, MAC, MTU"
+	t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" \
+		"$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs" | sed 's/^vf=0/vf=1/')" "VF 1's PF settings as before"
+	t_eq "$(cat "$2/rdma.devs")" "3 mlx5_3 $(sr_net 1) $3" "the RDMA device home under its name"
+	t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no in-use marker"
+	t_eq "$(sr_full_leased "$5")" 0 "the address released"
+	t_eq "$(ls "$4")" "" "the device-info file removed"
+}

@@ -18,7 +18,6 @@ CONF=$T_TMP/net.conflist
 RF=$T_TMP/rdma-fake
 HOST_NS=$(stat -L -c %i /proc/self/ns/net)
 POOL="{\"type\": \"pool-ipam\", \"ranges\": [[{\"subnet\": \"10.66.0.0/24\"}]], \"dataDir\": \"$T_TMP/pool\"}"
-leased() { find "$T_TMP/pool" -name 'a-10.66.*' 2>/dev/null | wc -l; }
 
 t_begin "the plugins run in the node's root: its glibc, none of the project's libraries"
 t_exec sriov-rdma VERSION '{"cniVersion": "1.0.0"}'
@@ -33,41 +32,20 @@ done
 t_begin "ADD, CHECK and DEL through libcni: the VF with PF settings, its RDMA device, pool-ipam"
 sr_setup 2
 pod=$(t_netns)
-pod_ns=$(stat -L -c %i "$pod")
-mkdir -p "$RF" "$T_TMP/devinfo"
-echo exclusive > "$RF/rdma.mode"
-echo "3 mlx5_3 $(sr_net 1) $HOST_NS" > "$RF/rdma.devs"
-export SRIOV_RDMA_RDMA_FAKE_DIR=$RF
+sr_full_setup "$RF" "$HOST_NS" "$CONF" "$POOL" "$T_TMP/devinfo"
 orig=$(sr_host_link "$(sr_net 1)")
-sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 1)\", \"vlan\": 100, \"spoofchk\": \"off\", \"trust\": \"on\", \"mac\": \"02:11:22:33:44:55\", \"mtu\": 1400, \"rdma\": \"exclusive\", \"capabilities\": {\"CNIDeviceInfoFile\": true}" "$POOL"
 cap="{\"CNIDeviceInfoFile\": \"$T_TMP/devinfo/node-c1_net1\"}"
 t_cnitool add "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1 CAP_ARGS="$cap"
 t_eq "$T_RC" 0 "ADD ($T_ERR)"
-addr=$(t_jq '.ips[0].address')
-t_contains "$addr" "10.66.0." "pool-ipam's address in the result"
-t_contains "$(ip -n "$(basename "$pod")" -br addr show net1)" "$addr" "the address in the pod"
-t_eq "$(sr_pod_link "$pod" net1)" "net1 02:11:22:33:44:55 1400" "the VF in the pod: name, MAC, MTU"
-calls=$(sr_calls)
-t_contains "$calls" "vf=1 vlan=100" "vlan asked of the PF"
-t_contains "$calls" "vf=1 mac=02:11:22:33:44:55" "admin MAC asked of the PF"
-t_contains "$calls" "vf=1 spoofchk=off" "spoof checking asked of the PF"
-t_eq "$(cut -d' ' -f4 "$RF/rdma.devs")" "$pod_ns" "the RDMA device in the pod"
-t_eq "$(jq -r '.pci["rdma-device"]' "$T_TMP/devinfo/node-c1_net1")" mlx5_3 "device-info names it"
+sr_full_attached "$pod" "$(t_jq '.ips[0].address')" "$RF" "$T_TMP/devinfo/node-c1_net1" "$T_TMP/pool"
 # libibverbs is loaded for the GID index only: absent, ADD goes on and says why.
 t_contains "$T_ERR" "libibverbs.so.1: cannot open shared object file" "libibverbs absent: the warning"
 t_contains "$T_ERR" "GID index unknown" "the summary leaves the GID index out"
-t_eq "$(leased)" 1 "one address held"
 t_cnitool check "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1 CAP_ARGS="$cap"
 t_eq "$T_RC" 0 "CHECK ($T_ERR $T_OUT)"
 t_cnitool del "$CONF" "$pod" CNI_IFNAME=net1 CNI_CONTAINERID=c1 CAP_ARGS="$cap"
 t_eq "$T_RC" 0 "DEL ($T_ERR)"
-t_eq "$(sr_host_link "$(sr_net 1)")" "$orig" "the VF back on the host: name, MAC, MTU"
-t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" \
-	"$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs" | sed 's/^vf=0/vf=1/')" "VF 1's PF settings as before"
-t_eq "$(cat "$RF/rdma.devs")" "3 mlx5_3 $(sr_net 1) $HOST_NS" "the RDMA device home under its name"
-t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no in-use marker"
-t_eq "$(leased)" 0 "the address released"
-t_eq "$(ls "$T_TMP/devinfo")" "" "the device-info file removed"
+sr_full_released "$orig" "$RF" "$HOST_NS" "$T_TMP/devinfo" "$T_TMP/pool"
 unset SRIOV_RDMA_RDMA_FAKE_DIR
 
 t_begin "a config that fails validation: code 7 naming the field, from inside the root"

@@ -35,9 +35,11 @@ SUITE=bookworm
 PKGS="bash coreutils util-linux iproute2 jq findutils grep sed mawk diffutils tar gzip libibverbs1
 	libyaml-0-2 libcurl4 busybox-static"
 # What the VM needs of the kernel's modules (scripts/vm): 9p over virtio,
-# veth for the stand-in VF, tun for the link unit test; where they are.
-MODULES="9p 9pnet 9pnet_virtio virtio_pci veth tun"
-MODULE_PATHS="fs/9p fs/netfs fs/fscache net/9p drivers/virtio drivers/net/veth.ko drivers/net/tun.ko"
+# veth for the stand-in VF, tun for the link unit test, igb and igbvf (and
+# what igb needs) for QEMU's igb; where they are.
+MODULES="9p 9pnet 9pnet_virtio virtio_pci veth tun i2c-algo-bit igb igbvf"
+MODULE_PATHS="fs/9p fs/netfs fs/fscache net/9p drivers/virtio drivers/net/veth.ko drivers/net/tun.ko
+	drivers/i2c/algos/i2c-algo-bit.ko drivers/net/ethernet/intel/igb drivers/net/ethernet/intel/igbvf"
 
 [ $# = 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 for tool in apt-get dpkg dpkg-deb; do

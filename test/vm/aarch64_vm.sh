@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The aarch64 build on an aarch64 kernel, inside scripts/vm (VM_ARCH=aarch64:
-# Debian's arm64 kernel on QEMU's virt machine, the arm64 Debian 11 userland
+# Debian's arm64 kernel on QEMU's virt machine, the arm64 Debian 12 userland
 # of test/vm/aarch64-root.sh as its root), one boot:
 #
 #   1. the unit programs QEMU's user mode cannot carry (VM_ARG_UNIT, colon-
@@ -12,7 +12,10 @@
 #      device-info file and pool-ipam's address, as a runtime runs them;
 #   3. the aarch64 release tarball (VM_ARG_TARBALL, scripts/package --arch
 #      aarch64) installed by its own scripts/install, its plugins run from
-#      the bin dir.
+#      the bin dir;
+#   4. with VM_IGB=1, those release plugins on QEMU's igb: a real PF whose
+#      driver parses, on this kernel, the VF settings sriov-rdma encodes, and
+#      answers them back in its VF list.
 if [ -z "${VM_GUEST:-}" ]; then
 	echo "SKIP: runs inside the aarch64 VM (VM_ARCH=aarch64 scripts/vm run $0)"
 	exit 77
@@ -44,18 +47,12 @@ CONF=$T_TMP/net.conflist
 RF=$T_TMP/rdma-fake
 HOST_NS=$(stat -L -c %i /proc/self/ns/net)
 POOL="{\"type\": \"pool-ipam\", \"ranges\": [[{\"subnet\": \"10.66.0.0/24\"}]], \"dataDir\": \"$T_TMP/pool\"}"
-leased() { find "$T_TMP/pool" -name 'a-10.66.*' 2>/dev/null | wc -l; }
 
 t_begin "the stand-in VF: ADD, CHECK and DEL of the aarch64 plugins, PF settings, RDMA device, pool-ipam"
 sr_setup 2
 pod=$(t_netns)
-pod_ns=$(stat -L -c %i "$pod")
-mkdir -p "$RF" "$T_TMP/devinfo"
-echo exclusive > "$RF/rdma.mode"
-echo "3 mlx5_3 $(sr_net 1) $HOST_NS" > "$RF/rdma.devs"
-export SRIOV_RDMA_RDMA_FAKE_DIR=$RF
+sr_full_setup "$RF" "$HOST_NS" "$CONF" "$POOL" "$T_TMP/devinfo"
 orig=$(sr_host_link "$(sr_net 1)")
-sr_conflist "$CONF" 1.0.0 "\"deviceID\": \"$(sr_vf 1)\", \"vlan\": 100, \"spoofchk\": \"off\", \"trust\": \"on\", \"mac\": \"02:11:22:33:44:55\", \"mtu\": 1400, \"rdma\": \"exclusive\", \"capabilities\": {\"CNIDeviceInfoFile\": true}" "$POOL"
 # The plugin's config as libcni sends it: the capability's runtimeConfig,
 # and from CHECK on the cached result.
 conf=$(sr_plugin_conf "$CONF" | jq -c --arg f "$T_TMP/devinfo/node-c1_net1" \
@@ -66,29 +63,13 @@ plugin() { # COMMAND CONFIG
 plugin ADD "$conf"
 t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
 result=$T_OUT
-addr=$(t_jq '.ips[0].address')
-t_contains "$addr" "10.66.0." "pool-ipam's address in the result"
-t_contains "$(ip -n "$(basename "$pod")" -br addr show net1)" "$addr" "the address in the pod"
-t_eq "$(sr_pod_link "$pod" net1)" "net1 02:11:22:33:44:55 1400" "the VF in the pod: name, MAC, MTU"
-calls=$(sr_calls)
-t_contains "$calls" "vf=1 vlan=100" "vlan asked of the PF"
-t_contains "$calls" "vf=1 mac=02:11:22:33:44:55" "admin MAC asked of the PF"
-t_contains "$calls" "vf=1 spoofchk=off" "spoof checking asked of the PF"
-t_eq "$(cut -d' ' -f4 "$RF/rdma.devs")" "$pod_ns" "the RDMA device in the pod"
-t_eq "$(jq -r '.pci["rdma-device"]' "$T_TMP/devinfo/node-c1_net1")" mlx5_3 "device-info names it"
-t_eq "$(leased)" 1 "one address held"
+sr_full_attached "$pod" "$(t_jq '.ips[0].address')" "$RF" "$T_TMP/devinfo/node-c1_net1" "$T_TMP/pool"
 with_prev=$(jq -c --argjson r "$result" '. + {prevResult: $r}' <<< "$conf")
 plugin CHECK "$with_prev"
 t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
 plugin DEL "$with_prev"
 t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
-t_eq "$(sr_host_link "$(sr_net 1)")" "$orig" "the VF back on the host: name, MAC, MTU"
-t_eq "$(grep '^vf=1 ' "$SR_FAKE/$SR_PFNET.vfs")" \
-	"$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs" | sed 's/^vf=0/vf=1/')" "VF 1's PF settings as before"
-t_eq "$(cat "$RF/rdma.devs")" "3 mlx5_3 $(sr_net 1) $HOST_NS" "the RDMA device home under its name"
-t_eq "$(sr_state_files)$(sr_markers)" "" "no record, no in-use marker"
-t_eq "$(leased)" 0 "the address released"
-t_eq "$(ls "$T_TMP/devinfo")" "" "the device-info file removed"
+sr_full_released "$orig" "$RF" "$HOST_NS" "$T_TMP/devinfo" "$T_TMP/pool"
 unset SRIOV_RDMA_RDMA_FAKE_DIR
 
 # 3. The release.
@@ -118,5 +99,55 @@ t_eq "$T_RC" 0 "pool-ipam CHECK ($T_OUT $T_ERR)"
 rel DEL "$rconf"
 t_eq "$T_RC" 0 "pool-ipam DEL ($T_OUT $T_ERR)"
 t_eq "$(find "$T_TMP/rel" -name 'c-*' | wc -l)" 0 "the address released"
+
+# 4. The release on a real PF. Nothing of the stand-in's: no injected sysfs
+# root, no fake PF.
+unset SRIOV_RDMA_SYSFS_ROOT SRIOV_RDMA_PF_FAKE_DIR
+if [ "${VM_IGB:-0}" -ge 1 ]; then
+	# shellcheck source=SCRIPTDIR/../../scripts/igb-guest.sh
+	. "$SOURCE_DIR/scripts/igb-guest.sh"
+	t_begin "the aarch64 release on QEMU's igb: ADD sets VF 1's mac, vlan and qos, spoofchk, trust and max_tx_rate on the PF; CHECK; DEL puts its PF line back"
+	pf_bdf=$(basename "$(ls -d /sys/bus/pci/drivers/igb/0000:* | head -n 1)")
+	pf=$(ls "/sys/bus/pci/devices/$pf_bdf/net")
+	ip link set "$pf" up
+	wait_for 300 carrier "$pf" || t_fail "$pf never got carrier"
+	echo 2 > "/sys/bus/pci/devices/$pf_bdf/sriov_numvfs" || t_fail "$pf: no VFs"
+	vf=$(basename "$(readlink "/sys/bus/pci/devices/$pf_bdf/virtfn1")")
+	wait_for 300 has_netdev "$vf" || t_fail "VF $vf has no netdev"
+	vf_line() { ip link show "$pf" | sed -n 's/^ *vf 1 //p'; }
+	before=$(vf_line)
+	igbpod=$(t_netns)
+	iconf="{\"cniVersion\":\"1.0.0\",\"name\":\"igb\",\"type\":\"sriov-rdma\",\"deviceID\":\"$vf\",\"stateDir\":\"$T_TMP/igb-state\",\"mac\":\"02:aa:bb:cc:dd:01\",\"vlan\":100,\"vlanQoS\":3,\"spoofchk\":\"off\",\"trust\":\"on\",\"max_tx_rate\":100,\"ipam\":{\"type\":\"pool-ipam\",\"dataDir\":\"$T_TMP/igb-pool\",\"ranges\":[[{\"subnet\":\"10.80.0.0/24\"}]]}}"
+	igb() { # COMMAND CONFIG
+		T_OUT=$(printf '%s' "$2" | CNI_COMMAND=$1 CNI_CONTAINERID=i1 CNI_IFNAME=net1 CNI_NETNS="$igbpod" \
+			CNI_PATH=$bin "$bin/sriov-rdma" 2>"$T_TMP/stderr")
+		T_RC=$?
+		T_ERR=$(cat "$T_TMP/stderr")
+	}
+	igb ADD "$iconf"
+	t_eq "$T_RC" 0 "ADD ($T_OUT $T_ERR)"
+	iresult=$T_OUT
+	iaddr=$(t_jq '.ips[0].address')
+	line=$(vf_line)
+	t_contains "$line" "link/ether 02:aa:bb:cc:dd:01" "PF line: mac ($line)"
+	t_contains "$line" "vlan 100, qos 3" "PF line: vlan and qos"
+	t_contains "$line" "spoof checking off" "PF line: spoofchk"
+	t_contains "$line" "trust on" "PF line: trust"
+	t_contains "$line" "max_tx_rate 100Mbps" "PF line: max_tx_rate"
+	t_contains "$(ip -n "$(basename "$igbpod")" -br addr show net1)" "${iaddr:-none}" "the address on net1 in the pod"
+	t_eq "$(vf_netdev_of "$vf")" "" "the VF's netdev left the host"
+	igb CHECK "$(jq -c --argjson r "$iresult" '. + {prevResult: $r}' <<< "$iconf")"
+	t_eq "$T_RC" 0 "CHECK ($T_OUT $T_ERR)"
+	igb DEL "$iconf"
+	t_eq "$T_RC" 0 "DEL ($T_OUT $T_ERR)"
+	# igb reports a new VF's MAC as zero until the VF's driver reports its
+	# netdev's own (nothing pinned either way): either is the line before.
+	line=$(vf_line)
+	mac=$(cat "/sys/bus/pci/devices/$vf/net/"*/address 2>/dev/null)
+	[ "$line" = "$before" ] ||
+		t_eq "$line" "$(sed "s|link/ether 00:00:00:00:00:00 |link/ether $mac |" <<< "$before")" "VF 1's PF line after DEL"
+	t_eq "$(vf_netdev_of "$vf" | wc -l)" 1 "the VF's netdev home"
+	t_eq "$(find "$T_TMP/igb-pool" -name 'a-*' | wc -l)" 0 "the address released"
+fi
 
 t_done
