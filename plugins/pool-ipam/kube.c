@@ -4,8 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+/* CURLOPT_PROTOCOLS, deprecated in 7.85, is what an older libcurl knows. */
+#define CURL_DISABLE_DEPRECATION
 #include <curl/curl.h>
+
+#include "file.h"
 
 #include "kube.h"
 
@@ -136,7 +142,7 @@ static const char *hint_of(int r)
 	case -EFBIG:
 		return "the answer is larger than 8 MiB";
 	case -ENOSYS:
-		return "libcurl 7.85 or later with OpenSSL is needed (package libcurl4)";
+		return "libcurl 7.61 or later is needed (package libcurl4, or libcurl on Oracle Linux and RHEL)";
 	case -EPROTO:
 		return "check the certificate authority and client certificate in the kubeconfig";
 	default:
@@ -179,7 +185,9 @@ struct request {
 	struct curl_slist *headers;
 	char *auth;			/* "Authorization: Bearer <token>" */
 	size_t auth_len;
-	struct curl_blob ca, cert, key;
+	struct curl_blob blob[3];	/* CA, client certificate, key */
+	int memfd[3];			/* their copies for a libcurl without blobs, or -1 */
+	char memfd_path[3][32];
 	struct sink sink;
 };
 
@@ -223,6 +231,33 @@ static int request_headers(struct request *rq, const struct kube_config *kc)
 	return 0;
 }
 
+/*
+ * A PEM blob for BLOB_OPT, or, where libcurl predates it (CAINFO_BLOB came in
+ * 7.77, SSLCERT_BLOB and SSLKEY_BLOB in 7.71; Oracle Linux 8 ships 7.61) or
+ * its TLS backend takes none, the same bytes as FILE_OPT's file: a memfd's
+ * /proc path, so that a key never reaches a disk.
+ */
+static CURLcode request_pem(CURL *curl, struct request *rq, int i, CURLoption blob_opt,
+			    CURLoption file_opt, char *data, size_t len)
+{
+	CURLcode rc;
+
+	rq->blob[i] = (struct curl_blob){ data, len, CURL_BLOB_NOCOPY };
+	rc = cu.easy_setopt(curl, blob_opt, &rq->blob[i]);
+	if (rc == CURLE_OK)
+		/* The blob alone: no file beside it (for the CA, the system store's). */
+		return cu.easy_setopt(curl, file_opt, NULL);
+	if (rc != CURLE_UNKNOWN_OPTION && rc != CURLE_NOT_BUILT_IN)
+		return rc;
+	rq->memfd[i] = memfd_create("pool-ipam-pem", MFD_CLOEXEC);
+	if (rq->memfd[i] < 0)
+		return rc;
+	if (file_write_all(rq->memfd[i], data, len) < 0)
+		return CURLE_OUT_OF_MEMORY;
+	snprintf(rq->memfd_path[i], sizeof(rq->memfd_path[i]), "/proc/self/fd/%d", rq->memfd[i]);
+	return cu.easy_setopt(curl, file_opt, rq->memfd_path[i]);
+}
+
 static CURLcode request_options(CURL *curl, struct request *rq, const struct kube_config *kc,
 				long timeout_ms)
 {
@@ -234,7 +269,11 @@ static CURLcode request_options(CURL *curl, struct request *rq, const struct kub
 			return rc;						\
 	} while (0)
 	SETOPT(CURLOPT_URL, rq->url);
-	SETOPT(CURLOPT_PROTOCOLS_STR, "https");
+	rc = cu.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+	if (rc == CURLE_UNKNOWN_OPTION)
+		rc = cu.easy_setopt(curl, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTPS);
+	if (rc != CURLE_OK)
+		return rc;
 	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
 	SETOPT(CURLOPT_NOSIGNAL, 1L);
 	SETOPT(CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -252,18 +291,21 @@ static CURLcode request_options(CURL *curl, struct request *rq, const struct kub
 		SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (kc->ca) {
 		/* The cluster's CA alone: a certificate the system store trusts is no API server. */
-		rq->ca = (struct curl_blob){ kc->ca, kc->ca_len, CURL_BLOB_NOCOPY };
-		SETOPT(CURLOPT_CAINFO_BLOB, &rq->ca);
-		SETOPT(CURLOPT_CAINFO, NULL);
+		rc = request_pem(curl, rq, 0, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, kc->ca, kc->ca_len);
+		if (rc != CURLE_OK)
+			return rc;
 		SETOPT(CURLOPT_CAPATH, NULL);
 	}
 	if (kc->cert) {
 		/* NOCOPY: the key stays in memory we wipe, not in a copy inside curl. */
-		rq->cert = (struct curl_blob){ kc->cert, kc->cert_len, CURL_BLOB_NOCOPY };
-		rq->key = (struct curl_blob){ kc->key, kc->key_len, CURL_BLOB_NOCOPY };
-		SETOPT(CURLOPT_SSLCERT_BLOB, &rq->cert);
+		rc = request_pem(curl, rq, 1, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT, kc->cert,
+				 kc->cert_len);
+		if (rc == CURLE_OK)
+			rc = request_pem(curl, rq, 2, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY, kc->key,
+					 kc->key_len);
+		if (rc != CURLE_OK)
+			return rc;
 		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");
-		SETOPT(CURLOPT_SSLKEY_BLOB, &rq->key);
 		SETOPT(CURLOPT_SSLKEYTYPE, "PEM");
 	}
 #undef SETOPT
@@ -287,10 +329,10 @@ static int request_failed(struct request *rq, CURLcode rc, long timeout_ms, char
 int kube_get(const struct kube_config *kc, const char *path, long timeout_ms,
 	     struct kube_reply *r, char *err, size_t errlen)
 {
-	struct request rq = { 0 };
+	struct request rq = { .memfd = { -1, -1, -1 } };
 	CURLcode rc;
 	CURL *curl;
-	int ret;
+	int ret, i;
 
 	memset(r, 0, sizeof(*r));
 	ret = request_url(&rq, kc, path, timeout_ms, err, errlen);
@@ -330,6 +372,9 @@ out:
 		free_headers(rq.headers);
 	kube_secret_free(&rq.auth, rq.auth_len);
 	cu.easy_cleanup(curl);
+	for (i = 0; i < 3; i++)
+		if (rq.memfd[i] >= 0)
+			close(rq.memfd[i]);
 	return ret;
 }
 

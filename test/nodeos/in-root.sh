@@ -10,7 +10,7 @@
 # test's own tools run outside it (test/netns/lib.sh, PLUGIN_ROOT). All in a
 # mount namespace of its own: nothing is left mounted on the machine.
 #
-#   NODE_IMAGE=DIR test/nodeos/in-root.sh COMMAND [ARG...]
+#   NODE_IMAGE=DIR [NODE_LAYER=DIR] test/nodeos/in-root.sh COMMAND [ARG...]
 #
 # Without the root it exits 77 (a skip, for meson test).
 set -euo pipefail
@@ -29,7 +29,13 @@ top=$(mktemp -d /tmp/cni-root.XXXXXX)
 trap 'umount -R "$top" 2>/dev/null; rmdir "$top"' EXIT
 mount -t tmpfs -o mode=0755 tmpfs "$top"
 mkdir "$top/upper" "$top/work" "$top/root"
-mount -t overlay overlay -o "lowerdir=$image,upperdir=$top/upper,workdir=$top/work" "$top/root"
+# NODE_LAYER: a directory laid over the root first (mkroot.sh's curl).
+lower=$image
+if [ -n "${NODE_LAYER:-}" ]; then
+	[ -d "$NODE_LAYER" ] || { echo "SKIP: no layer at $NODE_LAYER (test/nodeos/mkroot.sh makes it)"; exit 77; }
+	lower=$NODE_LAYER:$image
+fi
+mount -t overlay overlay -o "lowerdir=$lower,upperdir=$top/upper,workdir=$top/work" "$top/root"
 root=$top/root
 for d in proc sys dev; do
 	mount --rbind "/$d" "$root/$d"
