@@ -8,30 +8,8 @@
 set -u
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 
-PASSED=0
-FAILED=0
-NAME=
-CUR_FAILED=0
-end_current() {
-	[ -n "$NAME" ] || return 0
-	if [ "$CUR_FAILED" = 0 ]; then
-		echo "ok - $NAME"
-		PASSED=$((PASSED + 1))
-	else
-		echo "not ok - $NAME"
-		FAILED=$((FAILED + 1))
-	fi
-	NAME=
-}
-c_begin() { end_current; NAME=$1; CUR_FAILED=0; }
-c_fail() { echo "  FAIL: $NAME: $*" >&2; CUR_FAILED=1; }
-c_eq() { [ "$1" = "$2" ] || c_fail "$3: got '$1', want '$2'"; }
-c_contains() { case "$1" in *"$2"*) ;; *) c_fail "$3: '$2' not in: $1" ;; esac; }
-c_done() {
-	end_current
-	echo "$PASSED passed, $FAILED failed"
-	[ "$FAILED" = 0 ]
-}
+# shellcheck source=SCRIPTDIR/harness.sh
+. "$(dirname "$0")/harness.sh"
 
 CHECK_FLOOR=$SOURCE_DIR/scripts/check-floor
 tmp=$(mktemp -d)
@@ -53,33 +31,33 @@ EOF
 cc -o "$tmp/dl" "$tmp/dl.c" -ldl
 cc -o "$tmp/cjson" "$tmp/cjson.c" -lcjson
 
-c_begin "a library that is not glibc's is named, and refused"
+begin "a library that is not glibc's is named, and refused"
 out=$("$CHECK_FLOOR" --glibc "$glibc" "$tmp/cjson" 2>&1)
-c_eq "$?" 1 "exit status ($out)"
-c_contains "$out" "$tmp/cjson needs libcjson.so.1, which is not glibc's" "the library named"
+eq "$?" 1 "exit status ($out)"
+has "$out" "$tmp/cjson needs libcjson.so.1, which is not glibc's" "the library named"
 
-c_begin "a glibc symbol version above the floor is named with its symbols"
+begin "a glibc symbol version above the floor is named with its symbols"
 newest=$(readelf -V "$tmp/dl" | sed -n 's/.*Name: GLIBC_\([0-9.]*\) .*/\1/p' | sort -V | tail -n 1)
 if [ "$(printf '%s\n2.28\n' "$newest" | sort -V | tail -n 1)" = 2.28 ]; then
 	echo "SKIP: this machine's glibc ($glibc) binds nothing above 2.28"
 	exit 77
 fi
 out=$("$CHECK_FLOOR" --glibc 2.28 "$tmp/dl" 2>&1)
-c_eq "$?" 1 "exit status ($out)"
-c_contains "$out" "needs GLIBC_$newest (above 2.28)" "the version named"
-c_contains "$(grep "GLIBC_$newest" <<< "$out")" "dlopen" "the symbol named"
+eq "$?" 1 "exit status ($out)"
+has "$out" "needs GLIBC_$newest (above 2.28)" "the version named"
+has "$(grep "GLIBC_$newest" <<< "$out")" "dlopen" "the symbol named"
 
-c_begin "the same program passes at a floor of this machine's glibc"
+begin "the same program passes at a floor of this machine's glibc"
 out=$("$CHECK_FLOOR" --glibc "$glibc" "$tmp/dl" 2>&1)
-c_eq "$?" 0 "exit status ($out)"
-c_contains "$out" "newest glibc symbol version GLIBC_$newest" "what it needs"
+eq "$?" 0 "exit status ($out)"
+has "$out" "newest glibc symbol version GLIBC_$newest" "what it needs"
 
-c_begin "what is no ELF file, or no version, is refused"
+begin "what is no ELF file, or no version, is refused"
 echo '#!/bin/sh' > "$tmp/script"
 out=$("$CHECK_FLOOR" "$tmp/script" 2>&1)
-c_eq "$?" 1 "a script ($out)"
-c_contains "$out" "not an ELF file" "says so"
+eq "$?" 1 "a script ($out)"
+has "$out" "not an ELF file" "says so"
 out=$("$CHECK_FLOOR" --glibc two "$tmp/dl" 2>&1)
-c_eq "$?" 2 "--glibc two ($out)"
+eq "$?" 2 "--glibc two ($out)"
 
-c_done
+harness_done

@@ -12,38 +12,10 @@ set -u
 : "${PROJECT_VERSION:?set PROJECT_VERSION to the meson project version}"
 WRAP=${SKEL_WRAPPER:-}
 
-PASSED=0
-FAILED=0
-NAME=
-CUR_FAILED=0
+# shellcheck source=SCRIPTDIR/harness.sh
+. "$(dirname "$0")/harness.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-
-begin() {
-	end_current
-	NAME=$1
-	CUR_FAILED=0
-}
-
-fail() {
-	echo "  FAIL: $NAME: $*" >&2
-	CUR_FAILED=1
-}
-
-end_current() {
-	[ -n "$NAME" ] || return 0
-	if [ "$CUR_FAILED" = 0 ]; then
-		echo "ok - $NAME"
-		PASSED=$((PASSED + 1))
-	else
-		echo "not ok - $NAME"
-		FAILED=$((FAILED + 1))
-	fi
-	NAME=
-}
-
-eq() { [ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"; }
-has() { case "$1" in *"$2"*) ;; *) fail "$3: '$1' does not contain '$2'" ;; esac; }
 
 conf() { # conf VERSION [NAME]
 	printf '{"cniVersion":"%s","name":"%s","type":"skel-plugin"}' "$1" "${2:-skelnet}"
@@ -241,6 +213,4 @@ begin "a malformed CNI_ARGS is code 4"
 run_conf ADD "$(conf 1.1.0)" "CNI_ARGS=IgnoreUnknown=true;novalue"
 expect_error 4 "CNI_ARGS"
 
-end_current
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+harness_done
