@@ -236,6 +236,22 @@ t_count() { find "$1" -mindepth 1 -maxdepth 1 -name "$2" 2>/dev/null | wc -l; }
 # jq over $T_OUT: t_jq '.ips[0].address'
 t_jq() { printf '%s' "$T_OUT" | jq -r "$1"; }
 
+# t_podman_storage DIR: podman's storage for the test in DIR (vfs), every
+# container of it removed at exit; t_pm ARGS... then runs podman on it, a
+# hang guard only, its output in T_OUT/T_ERR/T_RC.
+t_podman_storage() {
+	T_PM_DIR=$1
+	t_defer "podman --root $1/root --runroot $1/runroot --tmpdir $1/tmp --storage-driver vfs rm -f -a -t 0"
+}
+# shellcheck disable=SC2034  # T_ERR and T_RC are the cases' to read
+t_pm() {
+	T_OUT=$(timeout -k 10 600 podman --root "$T_PM_DIR/root" --runroot "$T_PM_DIR/runroot" \
+		--tmpdir "$T_PM_DIR/tmp" --storage-driver vfs "$@" 2>"$T_PM_DIR/stderr")
+	T_RC=$?
+	T_ERR=$(cat "$T_PM_DIR/stderr")
+	return 0
+}
+
 # A test Kubernetes API server (test/client/kubeapi.go) serving nv-ipam's
 # IPPool and CIDRPool resources over HTTPS with a CA it makes at start.
 t_kubeapi_bin() {

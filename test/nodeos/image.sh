@@ -30,7 +30,7 @@ pm_base /bin/busybox amd64 localhost/cni-test-base:1
 build() { pm_build "$1" "$2" localhost/cni-test-base:1 linux/amd64; }
 # run TAG: the DaemonSet's container once (INSTALL_ONCE), HOST as its hostPath.
 run() {
-	pm run --rm --network none --read-only --cap-drop all --security-opt no-new-privileges \
+	t_pm run --rm --network none --read-only --cap-drop all --security-opt no-new-privileges \
 		-e INSTALL_ONCE=1 -v "$HOST:/host/opt/cni/bin" "$1"
 }
 inode() { stat -c %i "$1"; }

@@ -39,17 +39,17 @@ for arch in amd64 arm64; do
 	pm_base "${busybox[$arch]}" "$arch" "localhost/cni-test-base:$arch"
 	pm_build "${dir[$arch]}" "localhost/sriov-rdma-cni:$arch" "localhost/cni-test-base:$arch" "linux/$arch"
 	t_eq "$T_RC" 0 "podman build --platform linux/$arch ($T_ERR)"
-	pm image inspect --format '{{.Os}}/{{.Architecture}}' "localhost/sriov-rdma-cni:$arch"
+	t_pm image inspect --format '{{.Os}}/{{.Architecture}}' "localhost/sriov-rdma-cni:$arch"
 	t_eq "$T_OUT" "linux/$arch" "the image's platform"
 done
 
 t_begin "each image holds its tarball's plugins, built for its machine, and install-cni.sh as its entrypoint"
 for arch in amd64 arm64; do
-	pm create --arch "$arch" "localhost/sriov-rdma-cni:$arch"
+	t_pm create --arch "$arch" "localhost/sriov-rdma-cni:$arch"
 	t_eq "$T_RC" 0 "podman create ($T_ERR)"
 	id=$T_OUT
 	mkdir -p "$T_TMP/fs-$arch"
-	pm export -o "$T_TMP/fs-$arch.tar" "$id"
+	t_pm export -o "$T_TMP/fs-$arch.tar" "$id"
 	t_eq "$T_RC" 0 "podman export ($T_ERR)"
 	tar -xf "$T_TMP/fs-$arch.tar" -C "$T_TMP/fs-$arch"
 	img=$T_TMP/fs-$arch/usr/lib/sriov-rdma-cni
@@ -59,23 +59,23 @@ for arch in amd64 arm64; do
 		t_eq "$(stat -c %a "$img/$p")" 755 "$arch: $p mode"
 	done
 	cmp -s "$img/install-cni.sh" "$SOURCE_DIR/conf/deploy/install-cni.sh" || t_fail "$arch: install-cni.sh differs"
-	pm image inspect --format '{{json .Config.Entrypoint}}' "localhost/sriov-rdma-cni:$arch"
+	t_pm image inspect --format '{{json .Config.Entrypoint}}' "localhost/sriov-rdma-cni:$arch"
 	t_eq "$T_OUT" '["/usr/lib/sriov-rdma-cni/install-cni.sh"]' "$arch: entrypoint"
 done
 
 t_begin "one manifest list names both images, each by its platform"
-pm manifest create "$LIST"
+t_pm manifest create "$LIST"
 t_eq "$T_RC" 0 "podman manifest create ($T_ERR)"
 for arch in amd64 arm64; do
-	pm manifest add "$LIST" "containers-storage:localhost/sriov-rdma-cni:$arch"
+	t_pm manifest add "$LIST" "containers-storage:localhost/sriov-rdma-cni:$arch"
 	t_eq "$T_RC" 0 "podman manifest add $arch ($T_ERR)"
 done
-pm manifest inspect "$LIST"
+t_pm manifest inspect "$LIST"
 list=$T_OUT
 t_eq "$(jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | sort | join(" ")' <<< "$list")" \
 	"linux/amd64 linux/arm64" "the list's platforms"
 for arch in amd64 arm64; do
-	pm image inspect --format '{{.Digest}}' "localhost/sriov-rdma-cni:$arch"
+	t_pm image inspect --format '{{.Digest}}' "localhost/sriov-rdma-cni:$arch"
 	t_eq "$(jq -r --arg a "$arch" '.manifests[] | select(.platform.architecture == $a) | .digest' <<< "$list")" \
 		"$T_OUT" "$arch: the list names that image"
 done
@@ -87,7 +87,7 @@ t_eq "$ds_arches" "$(jq -r '[.manifests[].platform.architecture] | sort | join("
 	"kubernetes.io/arch values"
 
 t_begin "the list runs as the DaemonSet runs it: this machine gets the amd64 image, which installs its plugins"
-pm run --rm --network none --read-only --cap-drop all --security-opt no-new-privileges \
+t_pm run --rm --network none --read-only --cap-drop all --security-opt no-new-privileges \
 	-e INSTALL_ONCE=1 -v "$HOST:/host/opt/cni/bin" "$LIST"
 t_eq "$T_RC" 0 "podman run ($T_OUT $T_ERR)"
 for p in pool-ipam sriov-rdma; do

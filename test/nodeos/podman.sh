@@ -24,16 +24,7 @@ events_logfile_path = "$PM/events.log"
 runtime = "runc"
 EOC
 export CONTAINERS_CONF=$PM/containers.conf
-# podman with the test's storage; a hang guard only. Output in T_OUT/T_ERR/T_RC.
-# shellcheck disable=SC2034  # T_OUT, T_ERR and T_RC are read by the cases
-pm() {
-	T_OUT=$(timeout -k 10 600 podman --root "$PM/root" --runroot "$PM/runroot" --tmpdir "$PM/tmp" \
-		--storage-driver vfs "$@" 2>"$PM/stderr")
-	T_RC=$?
-	T_ERR=$(cat "$PM/stderr")
-	return 0
-}
-t_defer "podman --root $PM/root --runroot $PM/runroot --tmpdir $PM/tmp --storage-driver vfs rm -f -a -t 0"
+t_podman_storage "$PM"
 
 # pm_base BUSYBOX ARCH TAG: what install-cni.sh runs on, one static busybox
 # of that architecture (podman's name: amd64, arm64).
@@ -44,13 +35,13 @@ pm_base() {
 	for a in sh ls mkdir cp chmod rm cat sha256sum wc cut tr mktemp sync mv sleep; do
 		ln -sf busybox "$dir/bin/$a"
 	done
-	pm import --arch "$2" - "$3" < <(tar -C "$dir" -c .)
+	t_pm import --arch "$2" - "$3" < <(tar -C "$dir" -c .)
 	[ "$T_RC" = 0 ] || { echo "Bail out: podman import ($2): $T_ERR" >&2; exit 1; }
 }
 
 # pm_build DIR TAG BASE PLATFORM: the image of the unpacked release tarball
 # DIR, as the Containerfile's header says.
 pm_build() {
-	pm build --pull=never --platform "$4" -f "$1/conf/deploy/Containerfile" \
+	t_pm build --pull=never --platform "$4" -f "$1/conf/deploy/Containerfile" \
 		--build-arg BASE="$3" -t "$2" "$1"
 }

@@ -99,16 +99,7 @@ export CONTAINERS_CONF=$PM/containers.conf CONTAINERS_STORAGE_CONF=$PM/storage.c
 # Only containers.conf hands the plugins their variables, as on a real host.
 unset SRIOV_RDMA_SYSFS_ROOT SRIOV_RDMA_PF_FAKE_DIR SRIOV_RDMA_CNI_NODE_CONFIG
 
-# podman with the test's storage; a hang guard only. Output in T_OUT/T_ERR/T_RC.
-# shellcheck disable=SC2034  # T_OUT, T_ERR and T_RC are read by the cases
-pm() {
-	T_OUT=$(timeout -k 10 600 podman --root "$PM/root" --runroot "$PM/runroot" --tmpdir "$PM/tmp" \
-		--storage-driver vfs "$@" 2>"$PM/stderr")
-	T_RC=$?
-	T_ERR=$(cat "$PM/stderr")
-	return 0
-}
-t_defer "podman --root $PM/root --runroot $PM/runroot --tmpdir $PM/tmp --storage-driver vfs rm -f -a -t 0"
+t_podman_storage "$PM"
 
 # pm_net NAME VERSION VF SUBNET: a network of one sriov-rdma
 # attachment of VF, with pool-ipam, as a conflist in podman's directory.
@@ -164,7 +155,7 @@ pm_released() {
 # fails that case only.
 pm_fresh() {
 	local i
-	pm rm -f -a -t 0
+	t_pm rm -f -a -t 0
 	# podman runs VERSION of every network in its directory on each command.
 	rm -f "$NETD"/*.conflist
 	sr_setup 3 || return 1
@@ -192,7 +183,7 @@ pm_stdin() { printf '%s' "$1" | jq -c ".stdin | fromjson | $2"; }
 t_begin "run --rm: the container sees the VF with its address; after exit all of it is back"
 pm_fresh
 pm_net vfnet 1.0.0 0 10.77.0.0/24
-pm run --rm --network vfnet --name pm-once --rootfs "$ROOTFS" /bin/sh -c \
+t_pm run --rm --network vfnet --name pm-once --rootfs "$ROOTFS" /bin/sh -c \
 	'ip -o link show eth0; ip -o -4 addr show eth0'
 t_eq "$T_RC" 0 "podman run ($T_ERR)"
 t_contains "$T_OUT" "mtu 1400" "the VF's MTU in the container"
@@ -220,17 +211,17 @@ echo "# DEL sent by: $(printf '%s' "$del" | jq -r .caller | sed 's/ --.* contain
 t_begin "run -d, stop, rm: the VF is in the container while it runs; stop sends DEL, rm nothing more"
 pm_fresh
 pm_net vfnet 1.0.0 0 10.77.0.0/24
-pm run -d --network vfnet --name pm-long --rootfs "$ROOTFS" /bin/sleep 100000
+t_pm run -d --network vfnet --name pm-long --rootfs "$ROOTFS" /bin/sleep 100000
 t_eq "$T_RC" 0 "podman run -d ($T_ERR)"
 id=$T_OUT
 pm_call sriov-rdma ADD
 add=$PM_CALL
 t_eq "$(printf '%s' "$add" | jq -r .id)" "$id" "CNI_CONTAINERID is the container's ID"
 addr=$(printf '%s' "$add" | jq -r '.stdout | fromjson | .ips[0].address')
-pm inspect --format '{{.NetworkSettings.SandboxKey}} {{(index .NetworkSettings.Networks "vfnet").IPAddress}}' pm-long
+t_pm inspect --format '{{.NetworkSettings.SandboxKey}} {{(index .NetworkSettings.Networks "vfnet").IPAddress}}' pm-long
 t_eq "$T_OUT" "$(printf '%s' "$add" | jq -r .netns) ${addr%/*}" "podman inspect: the namespace and the plugin's address"
 netns=${T_OUT% *}
-pm exec pm-long /bin/ip -o -4 addr show eth0
+t_pm exec pm-long /bin/ip -o -4 addr show eth0
 t_contains "$T_OUT" "inet $addr" "the address in the running container ($T_ERR)"
 t_eq "$(sr_host_link "$(sr_net 0)")" "" "the VF is not on the host"
 t_eq "$(grep -c "^3 .* $(stat -L -c %i "$netns")$" "$RF/rdma.devs")" 1 \
@@ -239,14 +230,14 @@ t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "vlan=100 qos=0 proto=802
 	"the PF holds the network's VF settings"
 t_contains "$(grep '^vf=0 ' "$SR_FAKE/$SR_PFNET.vfs")" "max_tx_rate=1000" "and its rate limit"
 t_eq "$(t_count "$T_TMP/pool/vfnet" 'a-*')" 1 "one address held"
-pm stop -t 0 pm-long
+t_pm stop -t 0 pm-long
 t_eq "$T_RC" 0 "podman stop ($T_ERR)"
 t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd == "DEL")] | length')" 1 "one DEL by stop"
 pm_released 0 vfnet "$before0"
-pm rm pm-long
+t_pm rm pm-long
 t_eq "$T_RC" 0 "podman rm ($T_ERR)"
 t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd == "DEL")] | length')" 1 "rm sends no DEL"
-pm ps -a -q
+t_pm ps -a -q
 t_eq "$T_OUT" "" "no container left"
 
 t_begin "two containers at once on two VFs of one PF"
@@ -260,14 +251,14 @@ for n in a b; do
 done
 wait
 for n in a b; do
-	pm exec "pm-$n" /bin/ip -o -4 addr show eth0
+	t_pm exec "pm-$n" /bin/ip -o -4 addr show eth0
 	t_eq "$T_RC" 0 "pm-$n is running ($(cat "$PM/run-$n.out") $T_ERR)"
 	t_contains "$T_OUT" "inet 10.7$([ $n = a ] && echo 8 || echo 9).0.2/24" "pm-$n has its own VF's address"
 done
 t_eq "$(sr_host_link "$(sr_net 1)")$(sr_host_link "$(sr_net 2)")" "" "both VFs are in containers"
 t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd == "ADD") | .stdin | fromjson | .deviceID] | sort | join(" ")')" \
 	"$(sr_vf 1) $(sr_vf 2)" "one ADD per VF"
-pm rm -f -t 0 pm-a pm-b
+t_pm rm -f -t 0 pm-a pm-b
 t_eq "$T_RC" 0 "podman rm -f ($T_ERR)"
 t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd == "DEL") | .stdin | fromjson | .deviceID] | sort | join(" ")')" \
 	"$(sr_vf 1) $(sr_vf 2)" "one DEL per VF"
@@ -278,7 +269,7 @@ t_begin "a failing ADD (a VF the node lacks): podman reports the plugin's messag
 pm_fresh
 pm_net vfmissing 1.0.0 5 10.80.0.0/24
 vfs=$(cat "$SR_FAKE/$SR_PFNET.vfs")
-pm run --rm --network vfmissing --name pm-fail --rootfs "$ROOTFS" /bin/true
+t_pm run --rm --network vfmissing --name pm-fail --rootfs "$ROOTFS" /bin/true
 [ "$T_RC" != 0 ] || t_fail "podman run succeeded"
 pm_call sriov-rdma ADD
 add=$PM_CALL
@@ -291,14 +282,14 @@ t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd == "DEL") | .rc
 	"that DEL, of a VF the node lacks, succeeds"
 echo "# podman: $T_ERR"
 t_eq "$(cat "$SR_FAKE/$SR_PFNET.vfs")" "$vfs" "the PF's VFs untouched"
-pm ps -a -q
+t_pm ps -a -q
 t_eq "$T_OUT" "" "no container left"
 pm_released 0 vfmissing "$before0"
 
 t_begin "cniVersion 0.3.1: the same, and DEL without a prevResult (libcni keeps none before 0.4.0)"
 pm_fresh
 pm_net v031 0.3.1 0 10.81.0.0/24
-pm run --rm --network v031 --name pm-031 --rootfs "$ROOTFS" /bin/ip -o -4 addr show eth0
+t_pm run --rm --network v031 --name pm-031 --rootfs "$ROOTFS" /bin/ip -o -4 addr show eth0
 t_eq "$T_RC" 0 "podman run ($T_ERR)"
 t_contains "$T_OUT" "inet 10.81.0.2/24" "the address in the container"
 pm_call sriov-rdma ADD
@@ -312,7 +303,7 @@ pm_released 0 v031 "$before0"
 t_begin "cniVersion 1.1.0: podman's libcni cannot read the result; it sends DEL and nothing is left"
 pm_fresh
 pm_net v110 1.1.0 0 10.82.0.0/24
-pm run --rm --network v110 --name pm-110 --rootfs "$ROOTFS" /bin/true
+t_pm run --rm --network v110 --name pm-110 --rootfs "$ROOTFS" /bin/true
 [ "$T_RC" != 0 ] || t_fail "podman run succeeded"
 pm_call sriov-rdma ADD
 add=$PM_CALL
@@ -322,14 +313,14 @@ pm_call sriov-rdma DEL
 del=$PM_CALL
 t_eq "$(printf '%s' "$del" | jq -r '"\(.rc) \(.stdin | fromjson | has("prevResult"))"')" "0 false" \
 	"DEL from the config on disk (libcni cached nothing), no prevResult"
-pm ps -a -q
+t_pm ps -a -q
 t_eq "$T_OUT" "" "no container left"
 pm_released 0 v110 "$before0"
 
 t_begin "--mac-address: podman passes MAC= in CNI_ARGS, the VF gets it, DEL gives the old one back"
 pm_fresh
 pm_net vfnet 1.0.0 0 10.77.0.0/24
-pm run --rm --network vfnet --mac-address 02:00:00:a1:b2:c3 --name pm-mac --rootfs "$ROOTFS" \
+t_pm run --rm --network vfnet --mac-address 02:00:00:a1:b2:c3 --name pm-mac --rootfs "$ROOTFS" \
 	/bin/ip -o link show eth0
 t_eq "$T_RC" 0 "podman run ($T_ERR)"
 t_contains "$T_OUT" "link/ether 02:00:00:a1:b2:c3 " "the MAC in the container"
@@ -343,16 +334,16 @@ pm_released 0 vfnet "$before0"
 t_begin "restart: DEL, then ADD of the same VF under the interface name --network asked for"
 pm_fresh
 pm_net vfnet 1.0.0 0 10.77.0.0/24
-pm run -d --network vfnet:interface_name=vf0 --name pm-re --rootfs "$ROOTFS" /bin/sleep 100000
+t_pm run -d --network vfnet:interface_name=vf0 --name pm-re --rootfs "$ROOTFS" /bin/sleep 100000
 t_eq "$T_RC" 0 "podman run -d ($T_ERR)"
-pm restart -t 0 pm-re
+t_pm restart -t 0 pm-re
 t_eq "$T_RC" 0 "podman restart ($T_ERR)"
 t_eq "$(pm_calls '[.[] | select(.plugin == "sriov-rdma" and .cmd != "VERSION") | "\(.cmd) \(.ifname)"] | join(", ")')" \
 	"ADD vf0, DEL vf0, ADD vf0" "the calls, with CNI_IFNAME"
-pm exec pm-re /bin/ip -o -4 addr show vf0
+t_pm exec pm-re /bin/ip -o -4 addr show vf0
 t_contains "$T_OUT" "inet 10.77.0." "the restarted container has the VF with an address ($T_ERR)"
 t_eq "$(t_count "$T_TMP/pool/vfnet" 'a-*')" 1 "one address held"
-pm rm -f -t 0 pm-re
+t_pm rm -f -t 0 pm-re
 t_eq "$T_RC" 0 "podman rm -f ($T_ERR)"
 pm_released 0 vfnet "$before0"
 
@@ -361,7 +352,7 @@ pm_fresh
 jq --arg s "$SR_STATE" --arg d "$T_TMP/pool" '.plugins[0] |= (.stateDir = $s | del(.logFile)
 	| .ipam.dataDir = $d | del(.ipam.logFile))' "$SOURCE_DIR/conf/rdma-host.conflist" > "$NETD/rdma-host.conflist"
 t_eq "$(jq -r '.plugins[0].deviceID' "$NETD/rdma-host.conflist")" "$(sr_vf 0)" "the example names VF 0 of this node"
-pm run --rm --network rdma-host --name pm-example --rootfs "$ROOTFS" /bin/ip -o -4 addr show eth0
+t_pm run --rm --network rdma-host --name pm-example --rootfs "$ROOTFS" /bin/ip -o -4 addr show eth0
 t_eq "$T_RC" 0 "podman run ($T_ERR)"
 t_contains "$T_OUT" "inet 10.56.0.10/24" "the example's first address in the container"
 t_contains "$(cat "$RF/rdma.calls" 2>/dev/null)" "dev-set 3 netns" "its RDMA device was moved (\"rdma\": \"exclusive\")"
@@ -371,11 +362,11 @@ t_begin "network ls and inspect show our networks; listing them runs no plugin b
 pm_fresh
 pm_net vfnet 1.0.0 0 10.77.0.0/24
 pm_net v110 1.1.0 0 10.82.0.0/24
-pm network ls --format '{{.Name}} {{.Driver}}'
+t_pm network ls --format '{{.Name}} {{.Driver}}'
 t_eq "$T_RC" 0 "network ls ($T_ERR)"
 t_contains "$T_OUT" "vfnet sriov-rdma" "network ls"
 t_contains "$T_OUT" "v110 sriov-rdma" "network ls: the 1.1.0 network too"
-pm network inspect vfnet
+t_pm network inspect vfnet
 t_eq "$T_RC" 0 "network inspect ($T_ERR)"
 t_eq "$(t_jq '.[0] | [.name, .driver, .id, (.subnets // [] | length)] | join(" ")')" \
 	"vfnet sriov-rdma $(printf vfnet | sha256sum | cut -d' ' -f1) 0" "network inspect"
